@@ -1,0 +1,5 @@
+"""``python -m pmc``."""
+
+from pmc.cli import main
+
+main()

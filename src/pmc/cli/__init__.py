@@ -1,0 +1,44 @@
+"""The ``pmc`` command line: one command per pipeline stage."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from pmc import __version__
+from pmc.cli._corpus import corpus
+from pmc.cli._demo import demo
+from pmc.errors import PmcError
+
+
+class _Group(click.Group):
+    """Prints a :class:`PmcError` as one line instead of a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except PmcError as exc:
+            raise click.ClickException(str(exc)) from None
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="pmc")
+def cli() -> None:
+    """PeopleMakingConversation: does a real-time speech system converse the way people do?
+
+    The pipeline runs corpus -> labels -> points -> rollouts -> scores -> report; each stage is
+    a command that reads what the previous one wrote into a working directory (--workdir).
+    """
+
+
+cli.add_command(corpus)
+cli.add_command(demo)
+
+
+def main() -> None:
+    """Entry point of the ``pmc`` script."""
+    cli()
+
+
+__all__ = ["cli", "main"]

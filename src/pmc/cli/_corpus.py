@@ -1,0 +1,178 @@
+"""``pmc corpus``: import a corpus into a working directory and describe it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from pmc.cli._ui import err, hours, out, progress_bar, workdir_option
+from pmc.corpus import (
+    MIN_DURATION_S,
+    Channel,
+    CorpusSource,
+    FolderSource,
+    ImportSummary,
+    SeamlessSource,
+    Skipped,
+    build_demo,
+    corpus_stats,
+    import_corpus,
+    read_corpus,
+    script_paths,
+)
+from pmc.corpus._seamless import ANY_LABEL, LABELS
+
+DEMO_SOURCE_DIR = "demo-source"
+DEMO_MIN_DURATION_S = 60.0
+"""The demo's conversations last 2 to 4 minutes, below Seamless's 7-minute rule."""
+
+_root = click.argument("root", type=click.Path(exists=True, file_okay=False, path_type=Path))
+_lenient = click.option(
+    "--lenient-words",
+    is_flag=True,
+    help="Drop words whose end is not after their start, instead of skipping the conversation.",
+)
+
+
+@click.group()
+def corpus() -> None:
+    """Read a corpus into WORKDIR/corpus/ and describe it."""
+
+
+@corpus.group("import")
+def import_() -> None:
+    """Import conversations from a source: seamless, folder or demo."""
+
+
+@import_.command("seamless")
+@_root
+@workdir_option
+@click.option(
+    "--label",
+    type=click.Choice([*LABELS, ANY_LABEL]),
+    default="naturalistic",
+    show_default=True,
+    help="Seamless Interaction subset to keep.",
+)
+@click.option(
+    "--min-duration",
+    type=float,
+    default=MIN_DURATION_S,
+    show_default=True,
+    help="Leave out conversations shorter than this many seconds (measured on the audio).",
+)
+@_lenient
+def import_seamless(
+    root: Path, workdir: Path, label: str, min_duration: float, lenient_words: bool
+) -> None:
+    """Import Seamless Interaction from ROOT (extracted folders, WebDataset tars or raw layout)."""
+    source = SeamlessSource(root, label=label, lenient_words=lenient_words)
+    _run(source, workdir, min_duration)
+
+
+@import_.command("folder")
+@_root
+@workdir_option
+@click.option(
+    "--min-duration",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Leave out conversations shorter than this many seconds.",
+)
+@_lenient
+def import_folder(root: Path, workdir: Path, min_duration: float, lenient_words: bool) -> None:
+    """Import your own corpus from ROOT: a sub-folder per conversation (see the README)."""
+    _run(FolderSource(root, lenient_words=lenient_words), workdir, min_duration)
+
+
+@import_.command("demo")
+@workdir_option
+@click.option(
+    "--min-duration",
+    type=float,
+    default=DEMO_MIN_DURATION_S,
+    show_default=True,
+    help="Leave out conversations shorter than this many seconds.",
+)
+def import_demo(workdir: Path, min_duration: float) -> None:
+    """Synthesise the bundled demo corpus (offline, cached) and import it.
+
+    The audio, Seamless-format metadata and a ground-truth file per conversation are written to
+    WORKDIR/demo-source/; the import then goes through the Seamless reader.
+    """
+    import_demo_corpus(workdir, min_duration)
+
+
+def import_demo_corpus(workdir: Path, min_duration: float = DEMO_MIN_DURATION_S) -> ImportSummary:
+    """Build the demo corpus under ``workdir`` and import it; prints a summary."""
+    source_dir = workdir / DEMO_SOURCE_DIR
+    with progress_bar("synthesising demo") as start:
+        advance = start(len(script_paths()))
+        build_demo(source_dir, on_progress=lambda _name: advance())
+    return _run(SeamlessSource(source_dir), workdir, min_duration)
+
+
+def _run(source: CorpusSource, workdir: Path, min_duration: float) -> ImportSummary:
+    def report(skipped: Skipped) -> None:
+        err.print(f"[yellow]skipped[/yellow] {skipped.message}", soft_wrap=True)
+
+    with progress_bar(f"importing {source.kind.value}") as start:
+        summary = import_corpus(
+            source, workdir, min_duration_s=min_duration, on_skip=report, progress=start
+        )
+    _print_summary(summary)
+    if summary.readable == 0:
+        raise click.ClickException("no conversation could be read")
+    return summary
+
+
+def _print_summary(summary: ImportSummary) -> None:
+    table = Table(title=f"Import from {summary.source.value}", title_justify="left")
+    table.add_column("outcome")
+    table.add_column("conversations", justify="right")
+    table.add_row("imported", str(len(summary.imported)))
+    data = summary.to_dict()
+    for reason, count in data["filtered"].items():
+        table.add_row(f"left out: {reason}", str(count))
+    for problem, count in data["skipped_by_problem"].items():
+        table.add_row(f"skipped: {problem}", str(count))
+    out.print(table)
+    dropped = data["words_dropped"]
+    if dropped["untimed"] or dropped["end_not_after_start"]:
+        out.print(
+            f"words dropped: {dropped['untimed']} without times, "
+            f"{dropped['end_not_after_start']} with end <= start"
+        )
+
+
+@corpus.command("info")
+@workdir_option
+@click.option("--per-conversation", is_flag=True, help="Also list every conversation.")
+def info(workdir: Path, per_conversation: bool) -> None:
+    """Describe the imported corpus: conversations, hours, speech per speaker, words."""
+    stats = corpus_stats(read_corpus(workdir))
+    table = Table(title=f"Corpus in {workdir}", title_justify="left")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_row("conversations", str(len(stats.conversations)))
+    table.add_row("audio", hours(stats.audio_s))
+    table.add_row("speech, speaker A", hours(stats.speech_s(Channel.A)))
+    table.add_row("speech, speaker B", hours(stats.speech_s(Channel.B)))
+    table.add_row("words", str(stats.words))
+    out.print(table)
+    if per_conversation:
+        rows = Table()
+        for name in ("conversation", "audio", "speech A", "speech B", "words"):
+            rows.add_column(name, justify="left" if name == "conversation" else "right")
+        for c in stats.conversations:
+            rows.add_row(
+                c.conversation_id,
+                hours(c.duration_s),
+                hours(c.speech_s[Channel.A]),
+                hours(c.speech_s[Channel.B]),
+                str(c.words),
+            )
+        out.print(rows)

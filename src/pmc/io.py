@@ -1,0 +1,63 @@
+"""Atomic, deterministic file writing shared by every stage (DESIGN "On disk")."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+
+@contextmanager
+def atomic_open(path: Path, mode: str = "w") -> Iterator[IO[Any]]:
+    """Open a temporary file beside ``path``; rename it over ``path`` only if the block succeeds.
+
+    A killed process leaves either the old file or the new one, never half of one.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        encoding = None if "b" in mode else "utf-8"
+        with os.fdopen(fd, mode, encoding=encoding) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def dumps(data: Any) -> str:
+    """Serialise to canonical JSON: sorted keys, fixed indentation, trailing newline."""
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write ``data`` as canonical JSON, atomically."""
+    with atomic_open(path) as handle:
+        handle.write(dumps(data))
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` atomically."""
+    with atomic_open(path, "wb") as handle:
+        handle.write(data)
+
+
+def read_json(path: Path) -> Any:
+    """Read a JSON file written by :func:`write_json`."""
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def sha256_file(path: Path) -> str:
+    """Hex SHA-256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
