@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 
 
@@ -10,7 +10,7 @@ class PmcError(Exception):
     """A problem the user can fix (bad arguments, missing files); the CLI prints it plainly."""
 
 
-class Problem(str, Enum):
+class Problem(StrEnum):
     """Why an input item was unusable; import summaries count items by these."""
 
     CORRUPT_AUDIO = "corrupt audio"

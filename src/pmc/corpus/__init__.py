@@ -1,4 +1,4 @@
-"""Corpus stage: read a source (Seamless Interaction, a plain folder, the demo) into conversations."""
+"""Corpus stage: read a source (Seamless Interaction, a folder, the demo) into conversations."""
 
 from pmc.corpus._demo import DemoConversation, build_demo, script_paths
 from pmc.corpus._folder import FolderSource

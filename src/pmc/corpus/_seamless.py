@@ -2,7 +2,7 @@
 
 - extracted: ``{label}/{split}/{batch}/{archive}/{file_id}.{wav,json}``, the JSON holding
   ``metadata:transcript`` and ``metadata:vad``;
-- WebDataset tars: ``{label}/{split}/{batch}/{archive}.tar`` with members ``{file_id}.{wav,json,...}``;
+- WebDataset tars: ``{label}/{split}/{batch}/{archive}.tar``, members ``{file_id}.{wav,json,...}``;
 - raw: ``audio/{file_id}.wav``, ``metadata/transcript/{file_id}.jsonl``,
   ``metadata/vad/{file_id}.jsonl``.
 
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 import tarfile
-from functools import partial
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import ClassVar
 
 from pmc.corpus._records import WordStats
@@ -13,7 +13,7 @@ from pmc.corpus._types import Conversation, SourceKind
 from pmc.errors import Problem
 
 
-class FilterReason(str, Enum):
+class FilterReason(StrEnum):
     """Why a readable conversation was left out on purpose (not an error)."""
 
     LABEL = "other label"

@@ -1,4 +1,4 @@
-"""What the corpus stage produces: conversations of two speakers, each with audio, words and activity.
+"""What the corpus stage produces: two-speaker conversations, each side with audio, words, activity.
 
 Every time here is on the conversation clock: seconds from the first sample of the conversation's
 audio (DESIGN "Clocks"); the field names say so (``start_conv_s``).
@@ -7,7 +7,7 @@ audio (DESIGN "Clocks"); the field names say so (``start_conv_s``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ from pmc.audio import AudioRef
 CONVERSATION_SCHEMA_VERSION = 1
 
 
-class WordSource(str, Enum):
+class WordSource(StrEnum):
     """Where a word's text and times came from."""
 
     TRANSCRIPT = "transcript"
@@ -27,7 +27,7 @@ class WordSource(str, Enum):
     """Transcribed by our ASR in a voiced stretch the transcript left empty (paper section 3.2)."""
 
 
-class SourceKind(str, Enum):
+class SourceKind(StrEnum):
     """Which corpus reader produced a conversation."""
 
     SEAMLESS = "seamless"
@@ -35,7 +35,7 @@ class SourceKind(str, Enum):
     DEMO = "demo"
 
 
-class Channel(str, Enum):
+class Channel(StrEnum):
     """The two sides of a conversation; A is the speaker the system later plays (paper 3.3)."""
 
     A = "A"

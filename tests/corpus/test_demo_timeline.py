@@ -1,0 +1,112 @@
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pmc.corpus import Channel
+from pmc.corpus._demo_script import PauseKind, parse_script
+from pmc.corpus._demo_timeline import (
+    BACKCHANNEL_DELAY_S,
+    LEAD_IN_S,
+    TAKE_DELAY_S,
+    TAKE_RESUME_S,
+    Event,
+    EventKind,
+    PauseOrigin,
+    Timeline,
+    build_timeline,
+)
+from pmc.corpus._demo_voice import Utterance
+from pmc.errors import InputError
+
+WORD_S = 0.3
+SPACE_S = 0.05
+SILENCE_S = 0.04  # leading and trailing silence in each synthesised clip
+
+
+def fake_synth(words: tuple[str, ...], channel: Channel) -> Utterance:
+    """Every word lasts 0.3 s with 50 ms between words; the clip has 40 ms of silence each side."""
+    spans = tuple(
+        (SILENCE_S + i * (WORD_S + SPACE_S), SILENCE_S + i * (WORD_S + SPACE_S) + WORD_S)
+        for i in range(len(words))
+    )
+    length = round((spans[-1][1] + SILENCE_S) * 24_000)
+    return Utterance(np.full(length, 0.1, dtype=np.float32), spans)
+
+
+def _script(tmp_path: Path, body: str, fact: str = "one two") -> Path:
+    path = tmp_path / "s.txt"
+    path.write_text(
+        f"title: t\nfact_speaker: A\nfact: {fact}\nquestion: q?\nanswer: two\n---\n{body}"
+    )
+    return path
+
+
+def _events(timeline: Timeline, kind: EventKind) -> list[Event]:
+    return [e for e in timeline.events if e.kind is kind]
+
+
+def test_places_turns_gaps_and_pauses_exactly(tmp_path: Path) -> None:
+    path = _script(
+        tmp_path, "A: one two <pause 0.8 mid> three.\nB -0.4: four five.\nA +1.5: six.\n"
+    )
+    timeline = build_timeline(parse_script(path), fake_synth, str(path))
+    a_words = timeline.words[Channel.A]
+    assert a_words[0].start_conv_s == pytest.approx(LEAD_IN_S)
+    (pause,) = _events(timeline, EventKind.PAUSE)
+    assert pause.speaker is Channel.A and pause.pause_kind is PauseKind.MID
+    assert pause.origin is PauseOrigin.SCRIPTED
+    assert pause.start_conv_s == pytest.approx(a_words[1].end_conv_s)
+    assert pause.end_conv_s - pause.start_conv_s == pytest.approx(0.8)
+    assert a_words[2].start_conv_s == pytest.approx(pause.end_conv_s, abs=1 / 24_000)
+    turn_ends = _events(timeline, EventKind.TURN_END)
+    assert [e.gap_s for e in turn_ends] == pytest.approx([-0.4, 1.5, None])
+    b_first = timeline.words[Channel.B][0]
+    assert b_first.start_conv_s == pytest.approx(a_words[2].end_conv_s - 0.4, abs=1 / 24_000)
+    (overlap,) = _events(timeline, EventKind.OVERLAP)
+    assert overlap.end_conv_s - overlap.start_conv_s == pytest.approx(0.4, abs=1e-4)
+    turns = _events(timeline, EventKind.TURN)
+    assert [t.text for t in turns] == ["one two three.", "four five.", "six."]
+    (fact,) = _events(timeline, EventKind.FACT)
+    assert (fact.start_conv_s, fact.end_conv_s) == (a_words[0].start_conv_s, a_words[1].end_conv_s)
+
+
+def test_backchannel_and_failed_take_go_to_the_listener(tmp_path: Path) -> None:
+    path = _script(
+        tmp_path, "A: one two <bc yeah> three <pause 2.0 take: so did you> four.\nB: ok.\n"
+    )
+    timeline = build_timeline(parse_script(path), fake_synth, str(path))
+    a = timeline.words[Channel.A]
+    (bc,) = _events(timeline, EventKind.BACKCHANNEL)
+    assert bc.speaker is Channel.B and bc.text == "yeah"
+    assert bc.start_conv_s == pytest.approx(a[1].end_conv_s + BACKCHANNEL_DELAY_S, abs=1e-4)
+    (take,) = _events(timeline, EventKind.FAILED_TAKE)
+    (pause,) = _events(timeline, EventKind.PAUSE)
+    assert take.speaker is Channel.B and take.text == "so did you"
+    assert take.start_conv_s == pytest.approx(pause.start_conv_s + TAKE_DELAY_S, abs=1e-4)
+    # The take (3 words, 1.0 s) ends 1.3 s into a 2.0 s pause: the pause keeps its length.
+    assert take.end_conv_s + TAKE_RESUME_S < pause.end_conv_s
+    assert pause.end_conv_s - pause.start_conv_s == pytest.approx(2.0)
+    assert [w.text for w in timeline.words[Channel.B]] == ["yeah", "so", "did", "you", "ok."]
+
+
+def test_a_take_longer_than_its_pause_stretches_the_pause(tmp_path: Path) -> None:
+    path = _script(tmp_path, "A: one two <pause 1.5 take: so did you see it> three.\nB: ok.\n")
+    timeline = build_timeline(parse_script(path), fake_synth, str(path))
+    (take,) = _events(timeline, EventKind.FAILED_TAKE)
+    (pause,) = _events(timeline, EventKind.PAUSE)
+    assert pause.end_conv_s == pytest.approx(take.end_conv_s + TAKE_RESUME_S, abs=1e-4)
+
+
+def test_fact_must_be_said_early(tmp_path: Path) -> None:
+    body = "A: one two <pause 3.0> " + " ".join(["la"] * 100) + " three four.\nB: ok.\n"
+    path = _script(tmp_path, body, fact="three four")
+    with pytest.raises(InputError, match="after 30 s"):
+        build_timeline(parse_script(path), fake_synth, str(path))
+
+
+def test_speaker_cannot_overlap_themself(tmp_path: Path) -> None:
+    # B's backchannel lands after A's second word, but B's own turn starts 0.4 s before A ends.
+    path = _script(tmp_path, "A: one two <bc yeah yeah> three.\nB -0.4: four.\n")
+    with pytest.raises(InputError, match="speaker B would say"):
+        build_timeline(parse_script(path), fake_synth, str(path))
