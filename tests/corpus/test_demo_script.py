@@ -27,7 +27,7 @@ def test_parses_turns_pauses_takes_and_backchannels(tmp_path: Path) -> None:
             tmp_path,
             "A: Hi, my dog is called Rex. <pause 0.8> He is <bc yeah> very good <pause 1.6 mid "
             "take: so is he> at fetching.\n"
-            "B -0.3: Nice!\n",
+            "B -0.3: Nice one there!\n",
         )
     )
     first, second = script.turns
@@ -44,7 +44,8 @@ def test_parses_turns_pauses_takes_and_backchannels(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ("A: Hi.\nA: Again.\n", "line 8: speaker A speaks twice in a row"),
+        ("A: Hi there you.\nA: Again and again.\n", "line 8: speaker A speaks twice in a row"),
+        ("A: Hi there you.\nB: Hello.\n", "line 8: a turn has at least 3 words"),
         ("A +2.5: Hi.\n", "gap 2.5 s outside"),
         ("A: Hi <pause 3.5> there.\n", "pause 3.5 s outside"),
         ("A: Hi <pause 1.0 take: no wait> there.\n", "a failed take has"),
@@ -65,7 +66,7 @@ def test_errors_name_the_line(tmp_path: Path, body: str, message: str) -> None:
 
 def test_header_is_required(tmp_path: Path) -> None:
     path = tmp_path / "s.txt"
-    path.write_text("title: t\n---\nA: Hi.\n")
+    path.write_text("title: t\n---\nA: Hi there you.\n")
     with pytest.raises(InputError, match="header lacks fact_speaker, fact, question, answer"):
         parse_script(path)
 

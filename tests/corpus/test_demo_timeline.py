@@ -48,7 +48,8 @@ def _events(timeline: Timeline, kind: EventKind) -> list[Event]:
 
 def test_places_turns_gaps_and_pauses_exactly(tmp_path: Path) -> None:
     path = _script(
-        tmp_path, "A: one two <pause 0.8 mid> three.\nB -0.4: four five.\nA +1.5: six.\n"
+        tmp_path,
+        "A: one two <pause 0.8 mid> three.\nB -0.4: four five six.\nA +1.5: seven eight nine.\n",
     )
     timeline = build_timeline(parse_script(path), fake_synth, str(path))
     a_words = timeline.words[Channel.A]
@@ -66,14 +67,15 @@ def test_places_turns_gaps_and_pauses_exactly(tmp_path: Path) -> None:
     (overlap,) = _events(timeline, EventKind.OVERLAP)
     assert overlap.end_conv_s - overlap.start_conv_s == pytest.approx(0.4, abs=1e-4)
     turns = _events(timeline, EventKind.TURN)
-    assert [t.text for t in turns] == ["one two three.", "four five.", "six."]
+    assert [t.text for t in turns] == ["one two three.", "four five six.", "seven eight nine."]
     (fact,) = _events(timeline, EventKind.FACT)
     assert (fact.start_conv_s, fact.end_conv_s) == (a_words[0].start_conv_s, a_words[1].end_conv_s)
 
 
 def test_backchannel_and_failed_take_go_to_the_listener(tmp_path: Path) -> None:
     path = _script(
-        tmp_path, "A: one two <bc yeah> three <pause 2.0 take: so did you> four.\nB: ok.\n"
+        tmp_path,
+        "A: one two <bc yeah> three <pause 2.0 take: so did you> four.\nB: okay then sure.\n",
     )
     timeline = build_timeline(parse_script(path), fake_synth, str(path))
     a = timeline.words[Channel.A]
@@ -87,11 +89,21 @@ def test_backchannel_and_failed_take_go_to_the_listener(tmp_path: Path) -> None:
     # The take (3 words, 1.0 s) ends 1.3 s into a 2.0 s pause: the pause keeps its length.
     assert take.end_conv_s + TAKE_RESUME_S < pause.end_conv_s
     assert pause.end_conv_s - pause.start_conv_s == pytest.approx(2.0)
-    assert [w.text for w in timeline.words[Channel.B]] == ["yeah", "so", "did", "you", "ok."]
+    assert [w.text for w in timeline.words[Channel.B]] == [
+        "yeah",
+        "so",
+        "did",
+        "you",
+        "okay",
+        "then",
+        "sure.",
+    ]
 
 
 def test_a_take_longer_than_its_pause_stretches_the_pause(tmp_path: Path) -> None:
-    path = _script(tmp_path, "A: one two <pause 1.5 take: so did you see it> three.\nB: ok.\n")
+    path = _script(
+        tmp_path, "A: one two <pause 1.5 take: so did you see it> three.\nB: okay then sure.\n"
+    )
     timeline = build_timeline(parse_script(path), fake_synth, str(path))
     (take,) = _events(timeline, EventKind.FAILED_TAKE)
     (pause,) = _events(timeline, EventKind.PAUSE)
@@ -99,7 +111,7 @@ def test_a_take_longer_than_its_pause_stretches_the_pause(tmp_path: Path) -> Non
 
 
 def test_fact_must_be_said_early(tmp_path: Path) -> None:
-    body = "A: one two <pause 3.0> " + " ".join(["la"] * 100) + " three four.\nB: ok.\n"
+    body = "A: one two <pause 3.0> " + " ".join(["la"] * 100) + " three four.\nB: okay then sure.\n"
     path = _script(tmp_path, body, fact="three four")
     with pytest.raises(InputError, match="after 30 s"):
         build_timeline(parse_script(path), fake_synth, str(path))
@@ -107,6 +119,6 @@ def test_fact_must_be_said_early(tmp_path: Path) -> None:
 
 def test_speaker_cannot_overlap_themself(tmp_path: Path) -> None:
     # B's backchannel lands after A's second word, but B's own turn starts 0.4 s before A ends.
-    path = _script(tmp_path, "A: one two <bc yeah yeah> three.\nB -0.4: four.\n")
+    path = _script(tmp_path, "A: one two <bc yeah yeah> three.\nB -0.4: four five six.\n")
     with pytest.raises(InputError, match="speaker B would say"):
         build_timeline(parse_script(path), fake_synth, str(path))

@@ -17,6 +17,8 @@ TAKE_MIN_PAUSE_S = 1.5
 TAKE_WORDS = (3, 5)
 BACKCHANNEL_MAX_WORDS = 2
 """A backchannel is at most two words (the label engine's rule, paper section 3.2)."""
+TURN_MIN_WORDS = BACKCHANNEL_MAX_WORDS + 1
+"""A turn of two words or fewer is, by that same rule, a backchannel; scripts say what they mean."""
 
 _HEADER_KEYS = ("title", "fact_speaker", "fact", "question", "answer")
 _TURN = re.compile(r"^(?P<speaker>[AB])\s*(?P<gap>[+-]\d+(?:\.\d+)?)?\s*:\s*(?P<body>.+)$")
@@ -184,6 +186,9 @@ def _parse_turn(path: Path, number: int, line: str, previous: Channel | None) ->
     if not words:
         raise InputError(path, "a turn must end with words, not a pause", where)
     close_phrase()
+    spoken = sum(len(p.words) for p in pieces if isinstance(p, Phrase))
+    if spoken < TURN_MIN_WORDS:
+        raise InputError(path, f"a turn has at least {TURN_MIN_WORDS} words", where)
     return ScriptTurn(speaker, gap, tuple(pieces), number)
 
 

@@ -15,10 +15,11 @@ from __future__ import annotations
 import re
 import tarfile
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from pmc import audio
 from pmc.corpus._records import (
@@ -144,7 +145,9 @@ class SeamlessSource(CorpusSource):
             scan.candidates.append(Candidate(key, partial(self.load, key, label, members)))
         return scan
 
-    def _scan_tar(self, path: Path, person: Any, scan: Scan) -> None:
+    def _scan_tar(
+        self, path: Path, person: Callable[[str, Path], _Participant], scan: Scan
+    ) -> None:
         try:
             with tarfile.open(path, "r:") as archive:
                 for member in archive:
