@@ -8,8 +8,8 @@ from pmc.corpus._demo_script import PauseKind, parse_script
 from pmc.corpus._demo_timeline import (
     BACKCHANNEL_DELAY_S,
     LEAD_IN_S,
-    TAKE_DELAY_S,
-    TAKE_RESUME_S,
+    TAKE_MIN_DELAY_S,
+    TAKE_OVERLAP_S,
     Event,
     EventKind,
     PauseOrigin,
@@ -85,10 +85,10 @@ def test_backchannel_and_failed_take_go_to_the_listener(tmp_path: Path) -> None:
     (take,) = _events(timeline, EventKind.FAILED_TAKE)
     (pause,) = _events(timeline, EventKind.PAUSE)
     assert take.speaker is Channel.B and take.text == "so did you"
-    assert take.start_conv_s == pytest.approx(pause.start_conv_s + TAKE_DELAY_S, abs=1e-4)
-    # The take (3 words, 1.0 s) ends 1.3 s into a 2.0 s pause: the pause keeps its length.
-    assert take.end_conv_s + TAKE_RESUME_S < pause.end_conv_s
+    # The speaker resumes over the take's last 0.3 s; the pause keeps its scripted 2.0 s.
     assert pause.end_conv_s - pause.start_conv_s == pytest.approx(2.0)
+    assert take.end_conv_s == pytest.approx(pause.end_conv_s + TAKE_OVERLAP_S, abs=1e-4)
+    assert take.start_conv_s > pause.start_conv_s + TAKE_MIN_DELAY_S
     assert [w.text for w in timeline.words[Channel.B]] == [
         "yeah",
         "so",
@@ -107,7 +107,10 @@ def test_a_take_longer_than_its_pause_stretches_the_pause(tmp_path: Path) -> Non
     timeline = build_timeline(parse_script(path), fake_synth, str(path))
     (take,) = _events(timeline, EventKind.FAILED_TAKE)
     (pause,) = _events(timeline, EventKind.PAUSE)
-    assert pause.end_conv_s == pytest.approx(take.end_conv_s + TAKE_RESUME_S, abs=1e-4)
+    # Five words last 1.7 s: starting 0.2 s into the pause, the take ends 1.9 s in.
+    assert take.start_conv_s == pytest.approx(pause.start_conv_s + TAKE_MIN_DELAY_S, abs=1e-4)
+    assert pause.end_conv_s == pytest.approx(take.end_conv_s - TAKE_OVERLAP_S, abs=1e-4)
+    assert pause.end_conv_s - pause.start_conv_s == pytest.approx(1.6, abs=1e-4)
 
 
 def test_fact_must_be_said_early(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from enum import StrEnum
@@ -19,6 +20,9 @@ BACKCHANNEL_MAX_WORDS = 2
 """A backchannel is at most two words (the label engine's rule, paper section 3.2)."""
 TURN_MIN_WORDS = BACKCHANNEL_MAX_WORDS + 1
 """A turn of two words or fewer is, by that same rule, a backchannel; scripts say what they mean."""
+SHORT_TURN_WORDS = 5
+"""A turn this short that the next speaker overlaps at its end looks exactly like a failed take
+(a short start that yields when talked over): the label engine's take is at most five words."""
 
 _HEADER_KEYS = ("title", "fact_speaker", "fact", "question", "answer")
 _TURN = re.compile(r"^(?P<speaker>[AB])\s*(?P<gap>[+-]\d+(?:\.\d+)?)?\s*:\s*(?P<body>.+)$")
@@ -113,6 +117,15 @@ def parse_script(path: Path) -> Script:
         raise InputError(path, "fact_speaker must be A or B")
     if not turns:
         raise InputError(path, "no turns after '---'")
+    for before, after in itertools.pairwise(turns):
+        spoken = sum(len(p.words) for p in before.pieces if isinstance(p, Phrase))
+        if after.gap_s < 0 and spoken <= SHORT_TURN_WORDS:
+            raise InputError(
+                path,
+                f"a turn of {spoken} words overlapped at its end reads as a failed take; "
+                "give this turn a gap of 0 or more",
+                f"line {after.line}",
+            )
     return Script(
         name=path.stem,
         title=header["title"],

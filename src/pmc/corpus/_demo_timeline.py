@@ -23,10 +23,11 @@ LEAD_IN_S = 0.5
 """Silence before the first word, so the first onset is not at sample 0."""
 BACKCHANNEL_DELAY_S = 0.15
 """A backchannel starts this long after the end of the word it answers."""
-TAKE_DELAY_S = 0.3
-"""A failed take starts this long into the speaker's pause."""
-TAKE_RESUME_S = 0.4
-"""The speaker resumes at least this long after the failed take stops."""
+TAKE_MIN_DELAY_S = 0.2
+"""A failed take starts at least this long into the speaker's pause."""
+TAKE_OVERLAP_S = 0.3
+"""The speaker resumes this long before the failed take stops: the listener is talked over and
+yields, which is what tells a failed take from a short turn."""
 INCIDENTAL_PAUSE_S = 0.25
 """Unscripted gaps inside a phrase (sentence breaks) longer than this are listed too: the label
 engine closes gaps of at most 250 ms (paper section 3.2) and sees the longer ones as pauses."""
@@ -162,6 +163,7 @@ def build_timeline(script: Script, synthesize: Synthesize, path: str) -> Timelin
     """Place every word of ``script``; ``path`` names the script in messages."""
     timeline = Timeline()
     previous_end: float | None = None
+    previous_last_phrase: float | None = None
     turn_ends: list[Event] = []
     for turn in script.turns:
         speaker, listener = turn.speaker, _other(turn.speaker)
@@ -182,6 +184,13 @@ def build_timeline(script: Script, synthesize: Synthesize, path: str) -> Timelin
                         EventKind.OVERLAP, None, round(cursor, 6), last.end_conv_s, line=turn.line
                     )
                 )
+        if previous_last_phrase is not None and cursor < previous_last_phrase:
+            raise InputError(
+                path,
+                f"the overlap of {turn.gap_s} s reaches back before the previous turn's last "
+                "phrase began: the previous speaker would resume under this turn",
+                f"line {turn.line}",
+            )
         turn_start: float | None = None
         for piece in turn.pieces:
             if isinstance(piece, Phrase):
@@ -204,14 +213,15 @@ def build_timeline(script: Script, synthesize: Synthesize, path: str) -> Timelin
                         )
                     )
                 cursor = placed[-1].end_conv_s
+                previous_last_phrase = placed[0].start_conv_s
             elif isinstance(piece, Pause):
                 resume = cursor + piece.duration_s
                 if piece.take:
-                    start = cursor + TAKE_DELAY_S
-                    take = timeline.place(
-                        listener, synthesize(piece.take, listener), start, piece.take
-                    )
-                    resume = max(resume, take[-1].end_conv_s + TAKE_RESUME_S)
+                    clip = synthesize(piece.take, listener)
+                    length = clip.spans[-1][1] - clip.spans[0][0]
+                    start = max(resume + TAKE_OVERLAP_S - length, cursor + TAKE_MIN_DELAY_S)
+                    take = timeline.place(listener, clip, start, piece.take)
+                    resume = take[-1].end_conv_s - TAKE_OVERLAP_S
                     timeline.events.append(
                         Event(
                             EventKind.FAILED_TAKE,
