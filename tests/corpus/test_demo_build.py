@@ -132,17 +132,14 @@ def test_cached_build_is_reused_and_a_damaged_file_is_rebuilt(
 
 
 @pytest.mark.slow
-def test_bundled_demo_corpus(tmp_path: Path) -> None:
+def test_bundled_demo_corpus(demo_workdir: Path) -> None:
     """The whole bundled demo, through the CLI: size, lengths, and where the facts fall."""
-    runner = CliRunner()
-    result = runner.invoke(cli, ["corpus", "import", "demo", "--workdir", str(tmp_path)])
-    assert result.exit_code == 0, result.output
-    conversations = read_corpus(tmp_path)
+    conversations = read_corpus(demo_workdir)
     assert len(conversations) >= 8
     durations = [c.duration_s for c in conversations]
     assert all(120 <= d <= 240 for d in durations), durations
     assert sum(durations) >= 20 * 60
-    for truth_path in sorted((tmp_path / "demo-source" / "ground_truth").glob("*.json")):
+    for truth_path in sorted((demo_workdir / "demo-source" / "ground_truth").glob("*.json")):
         events = json.loads(truth_path.read_text())["events"]
         (fact,) = [e for e in events if e["kind"] == "fact"]
         assert fact["end_conv_s"] <= 30.0
@@ -156,6 +153,6 @@ def test_bundled_demo_corpus(tmp_path: Path) -> None:
             "overlap",
             "fact",
         }
-    info = runner.invoke(cli, ["corpus", "info", "--workdir", str(tmp_path)])
+    info = CliRunner().invoke(cli, ["corpus", "info", "--workdir", str(demo_workdir)])
     assert info.exit_code == 0
     assert re.search(rf"conversations\s*\S\s*{len(conversations)}\b", info.output)

@@ -46,6 +46,7 @@ def test_parses_turns_pauses_takes_and_backchannels(tmp_path: Path) -> None:
     [
         ("A: Hi there you.\nA: Again and again.\n", "line 8: speaker A speaks twice in a row"),
         ("A: Hi there you.\nB: Hello.\n", "line 8: a turn has at least 3 words"),
+        ("A: Hi there you.\nB -0.2: Well hello there.\n", "line 8: a turn of 3 words overlapped"),
         ("A +2.5: Hi.\n", "gap 2.5 s outside"),
         ("A: Hi <pause 3.5> there.\n", "pause 3.5 s outside"),
         ("A: Hi <pause 1.0 take: no wait> there.\n", "a failed take has"),

@@ -49,7 +49,8 @@ def _events(timeline: Timeline, kind: EventKind) -> list[Event]:
 def test_places_turns_gaps_and_pauses_exactly(tmp_path: Path) -> None:
     path = _script(
         tmp_path,
-        "A: one two <pause 0.8 mid> three.\nB -0.4: four five six.\nA +1.5: seven eight nine.\n",
+        "A: one two <pause 0.8 mid> three four five six.\nB -0.4: four five six.\n"
+        "A +1.5: seven eight nine.\n",
     )
     timeline = build_timeline(parse_script(path), fake_synth, str(path))
     a_words = timeline.words[Channel.A]
@@ -63,11 +64,15 @@ def test_places_turns_gaps_and_pauses_exactly(tmp_path: Path) -> None:
     turn_ends = _events(timeline, EventKind.TURN_END)
     assert [e.gap_s for e in turn_ends] == pytest.approx([-0.4, 1.5, None])
     b_first = timeline.words[Channel.B][0]
-    assert b_first.start_conv_s == pytest.approx(a_words[2].end_conv_s - 0.4, abs=1 / 24_000)
+    assert b_first.start_conv_s == pytest.approx(a_words[5].end_conv_s - 0.4, abs=1 / 24_000)
     (overlap,) = _events(timeline, EventKind.OVERLAP)
     assert overlap.end_conv_s - overlap.start_conv_s == pytest.approx(0.4, abs=1e-4)
     turns = _events(timeline, EventKind.TURN)
-    assert [t.text for t in turns] == ["one two three.", "four five six.", "seven eight nine."]
+    assert [t.text for t in turns] == [
+        "one two three four five six.",
+        "four five six.",
+        "seven eight nine.",
+    ]
     (fact,) = _events(timeline, EventKind.FACT)
     assert (fact.start_conv_s, fact.end_conv_s) == (a_words[0].start_conv_s, a_words[1].end_conv_s)
 
@@ -121,7 +126,17 @@ def test_fact_must_be_said_early(tmp_path: Path) -> None:
 
 
 def test_speaker_cannot_overlap_themself(tmp_path: Path) -> None:
-    # B's backchannel lands after A's second word, but B's own turn starts 0.4 s before A ends.
-    path = _script(tmp_path, "A: one two <bc yeah yeah> three.\nB -0.4: four five six.\n")
+    # B's backchannel lands after A's fourth word, but B's own turn starts 0.4 s before A ends.
+    path = _script(
+        tmp_path, "A: one two three four <bc yeah yeah> five six.\nB -0.4: four five six.\n"
+    )
     with pytest.raises(InputError, match="speaker B would say"):
+        build_timeline(parse_script(path), fake_synth, str(path))
+
+
+def test_an_overlap_cannot_reach_back_before_the_last_phrase(tmp_path: Path) -> None:
+    # A's last phrase "six." lasts 0.3 s; B starting 0.5 s before A ends would start first.
+    body = "A: one two three four five <pause 0.5> six.\nB -0.5: seven eight nine.\n"
+    path = _script(tmp_path, body)
+    with pytest.raises(InputError, match="line 8: the overlap of -0.5 s reaches back"):
         build_timeline(parse_script(path), fake_synth, str(path))
