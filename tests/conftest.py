@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,3 +29,16 @@ def _loopback_only(self: socket.socket, address: Any) -> Any:
 def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(socket.socket, "connect", _loopback_only)
     yield
+
+
+@pytest.fixture(scope="session")
+def demo_workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The whole bundled demo corpus, synthesised and imported once per test session (slow)."""
+    from click.testing import CliRunner
+
+    from pmc.cli import cli
+
+    workdir = tmp_path_factory.mktemp("demo-work")
+    result = CliRunner().invoke(cli, ["corpus", "import", "demo", "--workdir", str(workdir)])
+    assert result.exit_code == 0, result.output
+    return workdir

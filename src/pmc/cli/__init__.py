@@ -7,8 +7,10 @@ from typing import Any
 import click
 
 from pmc import __version__
+from pmc.cli._bench import bench
 from pmc.cli._corpus import corpus
 from pmc.cli._demo import demo
+from pmc.cli._labels import labels_command, select_command
 from pmc.errors import PmcError
 
 
@@ -33,7 +35,10 @@ def cli() -> None:
 
 
 cli.add_command(corpus)
+cli.add_command(labels_command)
+cli.add_command(select_command)
 cli.add_command(demo)
+cli.add_command(bench)
 
 
 def main() -> None:

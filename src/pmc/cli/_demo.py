@@ -7,9 +7,10 @@ from pathlib import Path
 import click
 
 from pmc.cli._corpus import import_demo_corpus, info
+from pmc.cli._labels import labels_command, select_command
 from pmc.cli._ui import out
 
-NEXT_STAGES = ("labels", "points", "rollouts", "scores", "report")
+NEXT_STAGES = ("points", "rollouts", "scores", "report")
 """Stages of the pipeline (DESIGN "The pipeline") not yet built into the demo."""
 
 
@@ -26,5 +27,7 @@ def demo(ctx: click.Context, workdir: Path) -> None:
     """Run every stage built so far on the bundled demo corpus, offline."""
     import_demo_corpus(workdir)
     ctx.invoke(info, workdir=workdir, per_conversation=True)
-    out.print(f"demo corpus ready in {workdir}")
+    ctx.invoke(labels_command, workdir=workdir)
+    ctx.invoke(select_command, workdir=workdir)
+    out.print(f"demo ready in {workdir}")
     out.print("stages still to come: " + " -> ".join(NEXT_STAGES))

@@ -1,0 +1,96 @@
+"""``pmc labels`` and ``pmc select``: the rule engine, the inventory, and liveliness selection."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from pmc import io
+from pmc.asr import DEFAULT_ASR
+from pmc.cli._ui import err, out, progress_bar, workdir_option
+from pmc.labels._inventory import inventory, inventory_csv, inventory_figure, inventory_markdown
+from pmc.labels._select import LIVELINESS_CUTOFF, select, selection_csv, selection_table_markdown
+from pmc.labels._stage import (
+    INVENTORY_FILE,
+    SELECTION_FILE,
+    label_paths,
+    labels_dir,
+    read_labels,
+    run_labels,
+)
+from pmc.labels._vap import load_projector
+
+INVENTORY_FIGURE = "inventory.png"
+
+
+@click.command("labels")
+@workdir_option
+@click.option(
+    "--asr",
+    default=DEFAULT_ASR,
+    show_default=True,
+    help="Gap-fill recogniser, ENGINE:MODEL (MODEL: tiny.en, a model folder, or a hub name), "
+    "or 'none' to skip gap fill.",
+)
+@click.option(
+    "--vap-projector",
+    metavar="MODULE:CLASS",
+    help="A voice-activity projection plug-in (a pmc.labels.Projector) for the review flags.",
+)
+def labels_command(workdir: Path, asr: str, vap_projector: str | None) -> None:
+    """Label every conversation: turns, pauses, backchannels, overlaps, turn ends, flags.
+
+    Writes WORKDIR/labels/<conversation>.json and the label inventory (inventory.md, .csv,
+    .json and inventory.png). Conversations already labelled with the same input and settings are
+    kept as they are.
+    """
+    projector = load_projector(vap_projector) if vap_projector else None
+    with progress_bar("labelling") as start:
+        run = run_labels(
+            workdir, asr=None if asr == "none" else asr, projector=projector, progress=start
+        )
+    err.print(
+        f"labelled {len(run.labelled)}, unchanged {len(run.reused)}, "
+        f"gap-fill words {run.gap_fill_words}"
+    )
+    all_labels = [read_labels(p) for p in label_paths(workdir)]
+    inv = inventory(all_labels)
+    folder = labels_dir(workdir)
+    io.write_json(folder / INVENTORY_FILE, inv.to_dict())
+    with io.atomic_open(folder / "inventory.md") as handle:
+        handle.write(inventory_markdown(inv))
+    with io.atomic_open(folder / "inventory.csv") as handle:
+        handle.write(inventory_csv(inv))
+    inventory_figure(all_labels, folder / INVENTORY_FIGURE)
+    out.print(inventory_markdown(inv), markup=False, soft_wrap=True)
+    out.print(f"labels in {folder}; figure {folder / INVENTORY_FIGURE}", soft_wrap=True)
+
+
+@click.command("select")
+@workdir_option
+@click.option(
+    "--cutoff",
+    type=click.FloatRange(0.0, 1.0),
+    default=LIVELINESS_CUTOFF,
+    show_default=True,
+    help="Keep conversations whose liveliness score (mean percentile rank) is at least this.",
+)
+def select_command(workdir: Path, cutoff: float) -> None:
+    """Select lively conversations by six traits of their labels (paper section 3.1).
+
+    Writes WORKDIR/labels/selection.json, .md and .csv with every trait, rank and score.
+    """
+    selection = select([read_labels(p) for p in label_paths(workdir)], cutoff)
+    folder = labels_dir(workdir)
+    io.write_json(folder / SELECTION_FILE, selection.to_dict())
+    with io.atomic_open(folder / "selection.md") as handle:
+        handle.write(selection_table_markdown(selection))
+    with io.atomic_open(folder / "selection.csv") as handle:
+        handle.write(selection_csv(selection))
+    out.print(selection_table_markdown(selection), markup=False, soft_wrap=True)
+    out.print(
+        f"{len(selection.selected_ids)} of {len(selection.rows)} conversations selected "
+        f"(score >= {cutoff}); table in {folder / 'selection.md'}",
+        soft_wrap=True,
+    )
