@@ -138,5 +138,5 @@ def test_an_overlap_cannot_reach_back_before_the_last_phrase(tmp_path: Path) -> 
     # A's last phrase "six." lasts 0.3 s; B starting 0.5 s before A ends would start first.
     body = "A: one two three four five <pause 0.5> six.\nB -0.5: seven eight nine.\n"
     path = _script(tmp_path, body)
-    with pytest.raises(InputError, match="line 8: the overlap of -0.5 s reaches back"):
+    with pytest.raises(InputError, match=r"line 8: the overlap of -0\.5 s reaches back"):
         build_timeline(parse_script(path), fake_synth, str(path))

@@ -221,6 +221,7 @@ def inventory_figure(labels: Sequence[Labels], path: Path) -> None:
     matplotlib.use("Agg")
     import numpy as np
     from matplotlib.figure import Figure
+    from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
 
     fig = Figure(figsize=(10.0, 7.0), dpi=100, layout="constrained")
     axes = fig.subplots(2, 2).flatten()
@@ -244,6 +245,11 @@ def inventory_figure(labels: Sequence[Labels], path: Path) -> None:
                 low, high = low / 2.0, high * 2.0
             ax.hist(values, bins=np.geomspace(low, high, FIGURE_BINS + 1), color="0.3")
             ax.set_xscale("log")
+            # Plain seconds at 1-2-3-5 steps instead of powers of ten, which crowd or vanish
+            # on ranges shorter than a decade.
+            ax.xaxis.set_major_locator(LogLocator(base=10.0, subs=(1.0, 2.0, 3.0, 5.0)))
+            ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
+            ax.xaxis.set_minor_formatter(NullFormatter())
         else:
             ax.hist(values, bins=FIGURE_BINS, color="0.3")
             ax.axvline(0.0, color="black", linestyle="--", linewidth=1.0)
