@@ -61,3 +61,13 @@ def sha256_file(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def schema_version(data: dict[str, Any], supported: int, what: str) -> int:
+    """The ``schema_version`` of a stored record; refuses one this pmc cannot read."""
+    version = int(data.get("schema_version", -1))
+    if version != supported:
+        raise ValueError(
+            f"{what} schema version {version} is not supported (this pmc reads version {supported})"
+        )
+    return version

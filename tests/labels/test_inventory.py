@@ -13,19 +13,12 @@ from pmc.labels._inventory import (
     inventory_figure,
     inventory_markdown,
 )
-from pmc.labels._types import Flag, Label, LabelKind, Labels, Rule, label_id
+from pmc.labels._types import Flag, Label, LabelKind, Labels
+from pmc.testing.labels import make_label
 
 A, B = Channel.A, Channel.B
 TURN, PAUSE, EOT = LabelKind.TURN, LabelKind.PAUSE, LabelKind.END_OF_TURN
 BC, FAILED, OVERLAP = LabelKind.BACKCHANNEL, LabelKind.FAILED_TAKE, LabelKind.OVERLAP
-RULES = {
-    TURN: Rule.TURN_SPAN,
-    PAUSE: Rule.PAUSE_SAME_SPEAKER_RESUMES,
-    EOT: Rule.EOT_OTHER_SPEAKER_STARTS,
-    BC: Rule.BACKCHANNEL_SHORT_SEGMENT,
-    FAILED: Rule.FAILED_TAKE_YIELDED,
-    OVERLAP: Rule.OVERLAP_BOTH_VOICED,
-}
 
 
 def _label(
@@ -39,17 +32,8 @@ def _label(
     flags: tuple[Flag, ...] = (),
     gap_fill: int = 0,
 ) -> Label:
-    return Label(
-        label_id(cid, who, kind, start),
-        kind,
-        who,
-        start,
-        start if end is None else end,
-        RULES[kind],
-        1.0,
-        flags=flags,
-        gap_fill_words=gap_fill,
-        floor_transfer_s=ft,
+    return make_label(
+        cid, kind, who, start, end, flags=flags, gap_fill_words=gap_fill, floor_transfer_s=ft
     )
 
 

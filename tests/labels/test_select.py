@@ -15,19 +15,12 @@ from pmc.labels._select import (
     selection_table_markdown,
     traits_of,
 )
-from pmc.labels._types import Label, LabelKind, Labels, Rule, label_id
+from pmc.labels._types import LabelKind, Labels
+from pmc.testing.labels import make_label
 
 A, B = Channel.A, Channel.B
 TURN, PAUSE, EOT = LabelKind.TURN, LabelKind.PAUSE, LabelKind.END_OF_TURN
 BC, FAILED, OVERLAP = LabelKind.BACKCHANNEL, LabelKind.FAILED_TAKE, LabelKind.OVERLAP
-RULES = {
-    TURN: Rule.TURN_SPAN,
-    PAUSE: Rule.PAUSE_SAME_SPEAKER_RESUMES,
-    EOT: Rule.EOT_OTHER_SPEAKER_STARTS,
-    BC: Rule.BACKCHANNEL_SHORT_SEGMENT,
-    FAILED: Rule.FAILED_TAKE_YIELDED,
-    OVERLAP: Rule.OVERLAP_BOTH_VOICED,
-}
 
 Spec = tuple[LabelKind, Channel, float, float, str]
 
@@ -37,13 +30,9 @@ def _labels(
 ) -> Labels:
     """One minute of conversation from (kind, speaker, start, end, text) and (speaker, at, ft)."""
     made = [
-        Label(label_id(cid, who, kind, start), kind, who, start, end, RULES[kind], 1.0, text=text)
-        for kind, who, start, end, text in specs
+        make_label(cid, kind, who, start, end, text=text) for kind, who, start, end, text in specs
     ]
-    made += [
-        Label(label_id(cid, who, EOT, at), EOT, who, at, at, RULES[EOT], 1.0, floor_transfer_s=ft)
-        for who, at, ft in eots
-    ]
+    made += [make_label(cid, EOT, who, at, floor_transfer_s=ft) for who, at, ft in eots]
     return Labels(cid, 60.0, tuple(sorted(made, key=lambda x: x.start_conv_s)))
 
 

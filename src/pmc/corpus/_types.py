@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pmc.audio import AudioRef
+from pmc.io import schema_version
 
 CONVERSATION_SCHEMA_VERSION = 1
 
@@ -203,12 +204,7 @@ class Conversation:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Conversation:
         """Inverse of :meth:`to_dict`; refuses a schema version it does not know."""
-        version = int(data.get("schema_version", -1))
-        if version != CONVERSATION_SCHEMA_VERSION:
-            raise ValueError(
-                f"conversation schema version {version} is not supported "
-                f"(this pmc reads version {CONVERSATION_SCHEMA_VERSION})"
-            )
+        version = schema_version(data, CONVERSATION_SCHEMA_VERSION, "conversation")
         a, b = (Speaker.from_dict(s) for s in data["speakers"])
         return cls(
             conversation_id=str(data["conversation_id"]),

@@ -81,6 +81,8 @@ class _Run:
     """The same speaker's next speech run after a pause."""
     pinned: bool = False
     """Part of its own speaker's turn for certain: never a backchannel or a failed take."""
+    claimed: bool = False
+    """The resumption after one of its speaker's pauses (this pass): never a failed take."""
 
     @property
     def duration(self) -> float:
@@ -179,6 +181,8 @@ class _Decision:
     next_start: float | None = None
     floor_transfer_s: float | None = None
     takes: tuple[_Run, ...] = ()
+    resume: _Run | None = None
+    """For a pause: the run in which the same speaker goes on."""
 
 
 def _decide(run: _Run, own: _Index, other: _Index, s: EngineSettings) -> _Decision:
@@ -191,8 +195,9 @@ def _decide(run: _Run, own: _Index, other: _Index, s: EngineSettings) -> _Decisi
     if not starts:
         if resume is not None and resume.start <= horizon:
             gap = resume.start - t
+            confidence = _fade(gap, 2.0, s.lookahead_s)
             return _Decision(
-                Rule.PAUSE_SAME_SPEAKER_RESUMES, _fade(gap, 2.0, s.lookahead_s), resume.start
+                Rule.PAUSE_SAME_SPEAKER_RESUMES, confidence, resume.start, resume=resume
             )
         after = other.first_starting_after(t, _Role.SPEECH)
         transfer = None
@@ -213,9 +218,9 @@ def _decide(run: _Run, own: _Index, other: _Index, s: EngineSettings) -> _Decisi
         and spoken <= s.take_max_s
         and resume.start < last_end <= resume.start + s.yield_overlap_s
         and starts[0].start >= t - s.yield_overlap_s
-        and not any(r.pinned for r in starts)
+        and not any(r.pinned or r.claimed for r in starts)
     ):
-        return _Decision(Rule.PAUSE_FAILED_TAKE, 0.7, resume.start, None, tuple(starts))
+        return _Decision(Rule.PAUSE_FAILED_TAKE, 0.7, resume.start, None, tuple(starts), resume)
     first = next((r for r in starts if r.start >= run.start), None)
     return _Decision(
         Rule.EOT_OTHER_SPEAKER_STARTS,
@@ -232,6 +237,8 @@ def _apply(run: _Run, decision: _Decision) -> None:
     run.floor_transfer_s = decision.floor_transfer_s
     for take in decision.takes:
         take.role = _Role.TAKE
+    if decision.resume is not None:
+        decision.resume.claimed = True
 
 
 def _decide_offsets(
@@ -239,10 +246,10 @@ def _decide_offsets(
 ) -> None:
     """Classify every speech run's offset, in time order.
 
-    A failed take found at one offset is known at later ones. Offsets at the same instant are
-    decided together: each first sees the state before any of them, their failed takes are
-    marked, then each is decided again. Neither speaker goes first, so swapping the speakers
-    swaps the labels and changes nothing else.
+    A failed take found at one offset is known at later ones, and a pause's resumption can no
+    longer become one. Offsets at the same instant are decided together: each sees the state
+    before any of them; only one whose resumption became another's failed take is decided again.
+    Neither speaker goes first, so swapping the speakers swaps the labels and nothing else.
     """
     other = {Channel.A: Channel.B, Channel.B: Channel.A}
     by_end: dict[float, list[_Run]] = {}
@@ -250,19 +257,19 @@ def _decide_offsets(
         for run in runs[c]:
             if run.role is _Role.TAKE:
                 run.role = _Role.SPEECH
-            run.offset = None
+            run.offset, run.claimed = None, False
             by_end.setdefault(run.end, []).append(run)
     for t in sorted(by_end):
         group = [r for r in by_end[t] if r.role is _Role.SPEECH]
         first = [_decide(r, index[r.speaker], index[other[r.speaker]], s) for r in group]
-        if len(group) == 1:
-            _apply(group[0], first[0])
-            continue
         for decision in first:
             for take in decision.takes:
                 take.role = _Role.TAKE
-        for run in group:
-            _apply(run, _decide(run, index[run.speaker], index[other[run.speaker]], s))
+        for run, decision in zip(group, first, strict=True):
+            if decision.resume is not None and decision.resume.role is _Role.TAKE:
+                # Its resumption is another offset's failed take: decide again without it.
+                decision = _decide(run, index[run.speaker], index[other[run.speaker]], s)
+            _apply(run, decision)
 
 
 def _inside_own_turns(runs: list[_Run]) -> list[_Run]:

@@ -17,6 +17,7 @@ from fractions import Fraction
 from typing import Any
 
 from pmc.corpus._types import Channel
+from pmc.io import schema_version
 from pmc.labels._types import Label, LabelKind, Labels
 
 SELECTION_SCHEMA_VERSION = 1
@@ -142,12 +143,7 @@ class Selection:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Selection:
         """Inverse of :meth:`to_dict`; refuses a schema version it does not know."""
-        version = int(data.get("schema_version", -1))
-        if version != SELECTION_SCHEMA_VERSION:
-            raise ValueError(
-                f"selection schema version {version} is not supported "
-                f"(this pmc reads version {SELECTION_SCHEMA_VERSION})"
-            )
+        version = schema_version(data, SELECTION_SCHEMA_VERSION, "selection")
         return cls(
             cutoff=float(data["cutoff"]),
             rows=tuple(SelectionRow.from_dict(r) for r in data["rows"]),

@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import Any
 
 from pmc.corpus import Channel, Word
+from pmc.io import schema_version
 
 LABELS_SCHEMA_VERSION = 1
 
@@ -174,12 +175,7 @@ class Labels:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Labels:
         """Inverse of :meth:`to_dict`; refuses a schema version it does not know."""
-        version = int(data.get("schema_version", -1))
-        if version != LABELS_SCHEMA_VERSION:
-            raise ValueError(
-                f"labels schema version {version} is not supported "
-                f"(this pmc reads version {LABELS_SCHEMA_VERSION})"
-            )
+        version = schema_version(data, LABELS_SCHEMA_VERSION, "labels")
         return cls(
             conversation_id=str(data["conversation_id"]),
             duration_s=float(data["duration_s"]),
