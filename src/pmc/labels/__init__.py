@@ -10,6 +10,7 @@ from pmc.labels._types import (
     Rule,
     label_id,
 )
+from pmc.labels._vap import Projection, Projector, flag_with_projection
 
 __all__ = [
     "ENGINE_VERSION",
@@ -19,7 +20,10 @@ __all__ = [
     "Label",
     "LabelKind",
     "Labels",
+    "Projection",
+    "Projector",
     "Rule",
+    "flag_with_projection",
     "label_conversation",
     "label_id",
 ]
