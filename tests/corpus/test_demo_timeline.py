@@ -16,8 +16,8 @@ from pmc.corpus._demo_timeline import (
     Timeline,
     build_timeline,
 )
-from pmc.corpus._demo_voice import Utterance
 from pmc.errors import InputError
+from pmc.tts._piper import Utterance
 
 WORD_S = 0.3
 SPACE_S = 0.05

@@ -8,12 +8,12 @@ from click.testing import CliRunner
 from pmc import audio
 from pmc.cli import cli
 from pmc.corpus import Channel, WordSource, read_corpus
-from pmc.corpus._demo_voice import synthesize
 from pmc.labels import Flag, LabelKind, label_conversation
 from pmc.labels._stage import label_paths, read_labels, run_labels
 from pmc.labels._vap import flag_with_projection
 from pmc.testing import FakeParticipant, participant, write_extracted
 from pmc.testing.vap import ScriptedProjector
+from pmc.tts._piper import synthesize
 
 KEY = "V00_S0001_I00000001"
 

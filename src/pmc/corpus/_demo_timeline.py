@@ -14,9 +14,9 @@ from typing import Any
 
 from pmc.audio import SAMPLE_RATE, FloatArray
 from pmc.corpus._demo_script import Pause, PauseKind, Phrase, Script
-from pmc.corpus._demo_voice import Utterance
 from pmc.corpus._types import Channel
 from pmc.errors import InputError
+from pmc.tts._piper import Utterance
 
 GROUND_TRUTH_SCHEMA_VERSION = 1
 LEAD_IN_S = 0.5

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from pmc.audio import SAMPLE_RATE
-from pmc.corpus._demo_voice import PITCH_B, _assign, _spoken, synthesize
+from pmc.tts._piper import PITCH_B, _assign, _spoken, synthesize
 
 
 def test_respelt_words_keep_their_written_owner() -> None:

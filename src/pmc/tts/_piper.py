@@ -1,4 +1,4 @@
-"""Offline speech synthesis for the demo corpus: Piper's bundled voice, with exact word times.
+"""Piper, offline, with exact word times: the demo corpus voices and the spoken questions.
 
 Piper reports how many samples each phoneme received; the phonemes of one word run between two
 spaces, so every word's span in the audio is known, not estimated. Speaker B is the same voice
