@@ -1,0 +1,51 @@
+"""One small provider-neutral client for chat models that answer with a JSON object.
+
+Build a client from a ``PROVIDER:MODEL`` spec (``openai:gpt-4o``, ``anthropic:claude-sonnet-4-5``,
+``scripted:NAME`` for the fake in :mod:`pmc.testing.llm`), ask with :class:`LlmRequest`, get an
+:class:`LlmAnswer`. Keys come from ``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY`` when a request is
+made, and never appear in errors, logs or the cache. :func:`cached_complete` with a
+:class:`JudgeCache` asks each (item, model, prompt version) once: a rerun asks nothing again.
+"""
+
+from pmc.llm._cache import CACHE_SCHEMA_VERSION, CacheKey, JudgeCache, cached_complete
+from pmc.llm._client import (
+    DEFAULT_MAX_TOKENS,
+    LlmAnswer,
+    LlmClient,
+    LlmError,
+    LlmFactory,
+    LlmRequest,
+    create_client,
+    parse_json_answer,
+    register_llm,
+)
+from pmc.llm._providers import (
+    BACKOFF_FIRST_S,
+    DEFAULT_TIMEOUT_S,
+    MAX_RETRIES,
+    AnthropicClient,
+    HttpLlmClient,
+    OpenAIClient,
+)
+
+__all__ = [
+    "BACKOFF_FIRST_S",
+    "CACHE_SCHEMA_VERSION",
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_TIMEOUT_S",
+    "MAX_RETRIES",
+    "AnthropicClient",
+    "CacheKey",
+    "HttpLlmClient",
+    "JudgeCache",
+    "LlmAnswer",
+    "LlmClient",
+    "LlmError",
+    "LlmFactory",
+    "LlmRequest",
+    "OpenAIClient",
+    "cached_complete",
+    "create_client",
+    "parse_json_answer",
+    "register_llm",
+]
