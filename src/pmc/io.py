@@ -71,3 +71,8 @@ def schema_version(data: dict[str, Any], supported: int, what: str) -> int:
             f"{what} schema version {version} is not supported (this pmc reads version {supported})"
         )
     return version
+
+
+def json_line(data: Any) -> str:
+    """One canonical JSON Lines record: sorted keys, no spaces, a newline."""
+    return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"

@@ -11,6 +11,7 @@ from pmc.cli._bench import bench
 from pmc.cli._corpus import corpus
 from pmc.cli._demo import demo
 from pmc.cli._labels import labels_command, select_command
+from pmc.cli._points import points_command
 from pmc.errors import PmcError
 
 
@@ -37,6 +38,7 @@ def cli() -> None:
 cli.add_command(corpus)
 cli.add_command(labels_command)
 cli.add_command(select_command)
+cli.add_command(points_command)
 cli.add_command(demo)
 cli.add_command(bench)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
+from pmc import io
 from pmc.cli._ui import err, hours, out, progress_bar, workdir_option
 from pmc.corpus import (
     MIN_DURATION_S,
@@ -17,12 +18,15 @@ from pmc.corpus import (
     SeamlessSource,
     Skipped,
     build_demo,
+    corpus_dir,
     corpus_stats,
     import_corpus,
     read_corpus,
+    recall_facts,
     script_paths,
 )
 from pmc.corpus._seamless import ANY_LABEL, LABELS
+from pmc.points._recall import FACTS_FILE
 
 DEMO_SOURCE_DIR = "demo-source"
 DEMO_MIN_DURATION_S = 60.0
@@ -112,7 +116,10 @@ def import_demo_corpus(workdir: Path, min_duration: float = DEMO_MIN_DURATION_S)
     with progress_bar("synthesising demo") as start:
         advance = start(len(script_paths()))
         build_demo(source_dir, on_progress=lambda _name: advance())
-    return _run(SeamlessSource(source_dir), workdir, min_duration)
+    summary = _run(SeamlessSource(source_dir), workdir, min_duration)
+    # The scripts' own facts stand in for LLM fact extraction (points stage, recall points).
+    io.write_json(corpus_dir(workdir) / FACTS_FILE, recall_facts(source_dir))
+    return summary
 
 
 def _run(source: CorpusSource, workdir: Path, min_duration: float) -> ImportSummary:

@@ -1,6 +1,6 @@
 """Corpus stage: read a source (Seamless Interaction, a folder, the demo) into conversations."""
 
-from pmc.corpus._demo import DemoConversation, build_demo, script_paths
+from pmc.corpus._demo import DemoConversation, build_demo, recall_facts, script_paths
 from pmc.corpus._folder import FolderSource
 from pmc.corpus._import import MIN_DURATION_S, ImportSummary, import_corpus
 from pmc.corpus._info import CorpusStats, corpus_stats
@@ -47,5 +47,6 @@ __all__ = [
     "import_corpus",
     "read_conversation",
     "read_corpus",
+    "recall_facts",
     "script_paths",
 ]

@@ -207,3 +207,21 @@ def _ground_truth(conv: DemoConversation, script: Script, events: list[Event]) -
         },
         "events": [e.to_dict() for e in events],
     }
+
+
+def recall_facts(out: Path) -> dict[str, dict[str, Any]]:
+    """The scripts' recall facts by conversation, for the points stage.
+
+    Each holds the question (asked by speaker B, so voiced as B), its gold answer, the fact as
+    stated and when its statement ends.
+    """
+    facts: dict[str, dict[str, Any]] = {}
+    for path in sorted((out / GROUND_TRUTH_DIR).glob("*.json")):
+        truth = io.read_json(path)
+        fact = next(e for e in truth["events"] if e["kind"] == "fact")
+        facts[truth["conversation_id"]] = {
+            **truth["recall"],
+            "fact_end_conv_s": fact["end_conv_s"],
+            "voice_pitch": PITCH_B,
+        }
+    return facts

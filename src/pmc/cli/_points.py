@@ -1,0 +1,66 @@
+"""``pmc points``: gates, ranking, draw, recall questions, identity prompts and audio cuts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from pmc.cli._ui import out, progress_bar, workdir_option
+from pmc.points import DEFAULT_DRAW, Funnel, PointKind, points_dir, run_points
+from pmc.tts import DEFAULT_TTS
+
+
+@click.command("points")
+@workdir_option
+@click.option(
+    "--draw",
+    type=click.IntRange(min=1),
+    default=DEFAULT_DRAW,
+    show_default=True,
+    help="Points drawn per kind (all of them when there are fewer).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the draw.")
+@click.option(
+    "--tts", default=DEFAULT_TTS, show_default=True, help="Voice for the spoken questions."
+)
+def points_command(workdir: Path, draw: int, seed: int, tts: str) -> None:
+    """Build the point set: gated, ranked, capped and drawn boundaries, and recall questions.
+
+    Reads WORKDIR/corpus and WORKDIR/labels (only conversations selected by `pmc select`, when
+    it ran); writes WORKDIR/points/manifest.jsonl, funnel.json and audio/<point_id>/ (history of
+    both speakers, the live stream, the human reply, the history as text).
+    """
+    with progress_bar("building points") as start:
+        points, funnel = run_points(workdir, draw=draw, seed=seed, tts=tts, progress=start)
+    print_funnel(funnel)
+    out.print(f"{len(points)} points in {points_dir(workdir)}", soft_wrap=True)
+
+
+def print_funnel(funnel: Funnel) -> None:
+    """The curation funnel as a table (the paper's Table 4)."""
+    table = Table(
+        title=f"Curation funnel over {funnel.conversations} conversations "
+        f"(judge: {funnel.judge}; draw {funnel.draw}, seed {funnel.seed})",
+        title_justify="left",
+    )
+    table.add_column("stage")
+    for kind in PointKind:
+        table.add_column(kind.value.replace("_", " "), justify="right")
+    rows = (
+        ("candidate boundaries in the labels", funnel.candidates),
+        ("after label-only gates", funnel.label_gates),
+        ("after audio gates", funnel.audio_gates),
+        ("after the cap of 3 per kind per conversation", funnel.capped),
+        (f"drawn (seed {funnel.seed})", funnel.drawn),
+    )
+    recall = (PointKind.CONVERSATION_RECALL, PointKind.FACT_RECALL)
+    for name, counts in rows:
+        cells = [
+            "–" if kind in recall and counts is not funnel.capped and counts is not funnel.drawn
+            else str(counts[kind.value])
+            for kind in PointKind
+        ]  # fmt: skip
+        table.add_row(name, *cells)
+    out.print(table)

@@ -1,0 +1,131 @@
+"""Candidate pause and turn-end points from the labels, with the label-only gates (appendix A)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pmc.corpus import Channel, Conversation, Word
+from pmc.labels import Label, LabelKind, Labels
+from pmc.points._types import PointKind
+
+PAUSE_MIN_S = 0.6
+"""A pause point needs a labelled pause of at least 600 ms (paper appendix A)."""
+TURN_BEFORE_PAUSE_MIN_S = 1.0
+"""... and at least 1 s of the speaker's turn before it (appendix A)."""
+TURN_MIN_S = 1.0
+"""A turn-end point needs a user turn of at least 1 s (appendix A) ..."""
+TURN_MIN_WORDS = 3
+"""... and three words (appendix A)."""
+REPLY_MAX_GAP_S = 3.0
+"""The reply starts within 3 s of the turn end (appendix A) ..."""
+REPLY_MIN_WORDS = 5
+"""... and has at least five words (appendix A)."""
+RESUMPTION_MAX_S = 5.0
+"""The live stream of a pause point runs to the end of the resumed speech, at most 5 s after
+the pause (DESIGN "Protocol")."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A boundary that passed the label-only gates.
+
+    Attributes:
+        kind: Pause or turn end.
+        conversation_id: Where it is.
+        user: The active speaker.
+        turn: The active turn.
+        boundary_conv_s: Pause start, or turn end.
+        boundary_end_conv_s: Pause end (the speaker resumes), or the turn end again.
+        stream_end_conv_s: End of the live audio: the end of the resumed speech (pause), or the
+            turn end.
+        reply: The other speaker's reply turn (turn end only).
+        words_before: The active speaker's words in the turn before the boundary.
+    """
+
+    kind: PointKind
+    conversation_id: str
+    user: Channel
+    turn: Label
+    boundary_conv_s: float
+    boundary_end_conv_s: float
+    stream_end_conv_s: float
+    reply: Label | None
+    words_before: tuple[str, ...]
+
+
+def other(channel: Channel) -> Channel:
+    """The other side of the conversation."""
+    return Channel.B if channel is Channel.A else Channel.A
+
+
+def all_words(conversation: Conversation, labels: Labels, channel: Channel) -> list[Word]:
+    """A speaker's words: the source's own and those gap fill added, in time order."""
+    words = [*conversation.speaker(channel).words, *labels.filled_words.get(channel, ())]
+    return sorted(words, key=lambda w: (w.start_conv_s, w.end_conv_s))
+
+
+def _turn_of(turns: list[Label], t: float) -> Label | None:
+    return next((x for x in turns if x.start_conv_s <= t <= x.end_conv_s), None)
+
+
+def pause_candidates(conversation: Conversation, labels: Labels) -> tuple[int, list[Candidate]]:
+    """All labelled pauses (the count) and those passing the label-only gates."""
+    cid = conversation.conversation_id
+    found: list[Candidate] = []
+    pauses = labels.of(LabelKind.PAUSE)
+    for pause in pauses:
+        user = pause.speaker
+        if user is None:
+            continue
+        turns = labels.of(LabelKind.TURN, user)
+        turn = _turn_of(turns, pause.start_conv_s)
+        if turn is None or pause.duration_s < PAUSE_MIN_S:
+            continue
+        if pause.start_conv_s - turn.start_conv_s < TURN_BEFORE_PAUSE_MIN_S:
+            continue
+        listener = all_words(conversation, labels, other(user))
+        if any(w.start_conv_s < pause.end_conv_s and w.end_conv_s > pause.start_conv_s
+               for w in listener):  # fmt: skip
+            continue
+        later = [p.start_conv_s for p in pauses
+                 if p.speaker is user and p.start_conv_s >= pause.end_conv_s]  # fmt: skip
+        resumed_until = min([turn.end_conv_s, *later])
+        own = all_words(conversation, labels, user)
+        before = tuple(
+            w.text for w in own if turn.start_conv_s <= w.start_conv_s < pause.start_conv_s
+        )
+        found.append(
+            Candidate(
+                PointKind.PAUSE, cid, user, turn, pause.start_conv_s, pause.end_conv_s,
+                min(resumed_until, pause.end_conv_s + RESUMPTION_MAX_S), None, before,
+            )
+        )  # fmt: skip
+    return len(pauses), found
+
+
+def turn_end_candidates(conversation: Conversation, labels: Labels) -> tuple[int, list[Candidate]]:
+    """All turn ends (the count) and those passing the label-only gates."""
+    cid = conversation.conversation_id
+    found: list[Candidate] = []
+    turns = labels.of(LabelKind.TURN)
+    for turn in turns:
+        user = turn.speaker
+        if user is None or turn.duration_s < TURN_MIN_S or turn.words < TURN_MIN_WORDS:
+            continue
+        reply = next(
+            (r for r in turns
+             if r.speaker is other(user) and r.start_conv_s > turn.start_conv_s
+             and r.end_conv_s > turn.end_conv_s),
+            None,
+        )  # fmt: skip
+        if reply is None or reply.start_conv_s - turn.end_conv_s > REPLY_MAX_GAP_S:
+            continue
+        if reply.words < REPLY_MIN_WORDS:
+            continue
+        found.append(
+            Candidate(
+                PointKind.TURN_END, cid, user, turn, turn.end_conv_s, turn.end_conv_s,
+                turn.end_conv_s, reply, tuple(turn.text.split()),
+            )
+        )  # fmt: skip
+    return len(turns), found

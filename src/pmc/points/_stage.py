@@ -1,0 +1,323 @@
+"""Running the points stage: labels in, ``points/manifest.jsonl``, ``funnel.json`` and cuts out.
+
+Two passes over the corpus: the first gates, ranks, caps and draws (keeping no audio); the
+second reads only the conversations with drawn points and writes their cuts.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import shutil
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pmc import audio, io
+from pmc.corpus import Conversation, conversation_paths, read_conversation
+from pmc.errors import PmcError
+from pmc.gate import GateParams
+from pmc.labels import LabelKind, Labels
+from pmc.labels._select import Selection
+from pmc.labels._stage import SELECTION_FILE, labels_dir, read_labels
+from pmc.points._candidates import Candidate, other, pause_candidates, turn_end_candidates
+from pmc.points._curate import (
+    cap_per_conversation,
+    features,
+    heuristic_score,
+    passes_audio_gates,
+    seeded_draw,
+)
+from pmc.points._cuts import (
+    cut,
+    history_messages,
+    history_range,
+    history_start,
+    to_sample,
+    write_wav,
+)
+from pmc.points._prompts import identity_prompt
+from pmc.points._recall import (
+    ASKER,
+    RecallFact,
+    control_fact,
+    conversation_fact,
+    prefix_ends,
+    read_facts,
+)
+from pmc.points._types import Point, PointKind, point_id
+from pmc.tts import TextToSpeech, VoiceHint, create_tts
+
+POINTS_DIR = "points"
+MANIFEST_FILE = "manifest.jsonl"
+FUNNEL_FILE = "funnel.json"
+FUNNEL_SCHEMA_VERSION = 1
+DEFAULT_DRAW = 300
+"""The run reported in the paper draws 300 points of each kind (section 3.3)."""
+
+
+@dataclass(frozen=True)
+class _Draft:
+    """A point before its cuts: a gated, ranked candidate, or a recall question."""
+
+    point_id: str
+    kind: PointKind
+    conversation_id: str
+    candidate: Candidate | None = None
+    recall: RecallFact | None = None
+    prefix_s: float | None = None
+    history_end_conv_s: float | None = None
+    features: dict[str, float] = field(default_factory=dict)
+    score: float = 0.0
+
+
+@dataclass
+class Funnel:
+    """How many boundaries survived each stage, per kind (the paper's Table 4)."""
+
+    conversations: int = 0
+    candidates: Counter[str] = field(default_factory=Counter)
+    label_gates: Counter[str] = field(default_factory=Counter)
+    audio_gates: Counter[str] = field(default_factory=Counter)
+    capped: Counter[str] = field(default_factory=Counter)
+    drawn: Counter[str] = field(default_factory=Counter)
+    judge: str = "none: heuristic ranking"
+    draw: int = DEFAULT_DRAW
+    seed: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form, with the schema version."""
+        stages = ("candidates", "label_gates", "audio_gates", "capped", "drawn")
+        return {
+            "schema_version": FUNNEL_SCHEMA_VERSION,
+            "conversations": self.conversations,
+            "judge": self.judge,
+            "draw": self.draw,
+            "seed": self.seed,
+            "kinds": {
+                kind.value: {stage: getattr(self, stage)[kind.value] for stage in stages}
+                for kind in PointKind
+            },
+        }
+
+
+def points_dir(workdir: Path) -> Path:
+    """Where the points stage writes."""
+    return workdir / POINTS_DIR
+
+
+def _selected(workdir: Path) -> set[str] | None:
+    path = labels_dir(workdir) / SELECTION_FILE
+    return set(Selection.from_dict(io.read_json(path)).selected_ids) if path.exists() else None
+
+
+def _conversations(workdir: Path) -> list[tuple[Path, Path]]:
+    """(corpus file, labels file) of every labelled, selected conversation."""
+    chosen = _selected(workdir)
+    pairs = []
+    for path in conversation_paths(workdir):
+        labels = labels_dir(workdir) / path.name
+        if labels.exists() and (chosen is None or path.stem in chosen):
+            pairs.append((path, labels))
+    return pairs
+
+
+def _tracks(conversation: Conversation) -> dict[object, audio.FloatArray]:
+    return {s.channel: audio.read(s.audio) for s in conversation.speakers}
+
+
+def _drafts(
+    conversation: Conversation, labels: Labels, facts: dict[str, dict[str, Any]], funnel: Funnel
+) -> list[_Draft]:
+    """Gate, rank and cap one conversation's boundaries; add its recall questions."""
+    cid = conversation.conversation_id
+    tracks = _tracks(conversation)
+    gate = GateParams()
+    survivors: list[_Draft] = []
+    for finder in (pause_candidates, turn_end_candidates):
+        total, found = finder(conversation, labels)
+        kind = PointKind.PAUSE if finder is pause_candidates else PointKind.TURN_END
+        funnel.candidates[kind.value] += total
+        funnel.label_gates[kind.value] += len(found)
+        for c in found:
+            if passes_audio_gates(c, tracks, gate):
+                values = features(c)
+                pid = point_id(cid, kind, c.boundary_conv_s, c.user.value)
+                survivors.append(
+                    _Draft(pid, kind, cid, c, features=values, score=heuristic_score(kind, values))
+                )
+                funnel.audio_gates[kind.value] += 1
+    kept = cap_per_conversation([(d.point_id, d.kind.value, d.score) for d in survivors])
+    drafts = [d for d in survivors if d.point_id in kept]
+    for recall_kind, fact in _recall_facts(cid, facts):
+        for prefix, end in prefix_ends(labels, after_s=fact.fact_end_conv_s):
+            pid = point_id(cid, recall_kind, end, f"{prefix:g}")
+            drafts.append(_Draft(pid, recall_kind, cid, recall=fact, prefix_s=prefix,
+                                 history_end_conv_s=end))  # fmt: skip
+    for d in drafts:
+        funnel.capped[d.kind.value] += 1
+    return drafts
+
+
+def _recall_facts(cid: str, facts: dict[str, dict[str, Any]]) -> list[tuple[PointKind, RecallFact]]:
+    out = [(PointKind.FACT_RECALL, control_fact(cid))]
+    if cid in facts:
+        out.insert(0, (PointKind.CONVERSATION_RECALL, conversation_fact(facts[cid])))
+    return out
+
+
+def run_points(
+    workdir: Path,
+    *,
+    draw: int = DEFAULT_DRAW,
+    seed: int = 0,
+    tts: str = "piper",
+    progress: Callable[[int], Callable[[], None]] | None = None,
+) -> tuple[list[Point], Funnel]:
+    """Build the point set of ``workdir`` (reads corpus and labels, writes ``points/``).
+
+    Args:
+        workdir: The working directory.
+        draw: Points drawn per kind, pause, turn end and fact recall (all when fewer);
+            conversation-recall points are all kept (paper section 3.3).
+        seed: The draw's seed.
+        tts: The text-to-speech backend for spoken questions.
+        progress: Given a number of steps, returns a function to call after each.
+    """
+    pairs = _conversations(workdir)
+    funnel = Funnel(conversations=len(pairs), draw=draw, seed=seed)
+    facts = read_facts(workdir)
+    advance = progress(2 * len(pairs)) if progress else None
+    drafts: list[_Draft] = []
+    for corpus_path, labels_path in pairs:
+        conversation = read_conversation(workdir, corpus_path)
+        drafts.extend(_drafts(conversation, read_labels(labels_path), facts, funnel))
+        if advance:
+            advance()
+    chosen: set[str] = set()
+    for kind in PointKind:
+        ids = [d.point_id for d in drafts if d.kind is kind]
+        picked = ids if kind is PointKind.CONVERSATION_RECALL else seeded_draw(ids, draw, seed)
+        chosen.update(picked)
+        funnel.drawn[kind.value] = len(picked)
+    speaker = create_tts(tts)
+    out = points_dir(workdir)
+    points: list[Point] = []
+    for corpus_path, labels_path in pairs:
+        mine = [d for d in drafts if d.point_id in chosen and d.conversation_id == corpus_path.stem]
+        if mine:
+            conversation = read_conversation(workdir, corpus_path)
+            labels = read_labels(labels_path)
+            tracks = _tracks(conversation)
+            points.extend(_finish(d, labels, tracks, speaker, out) for d in mine)
+        if advance:
+            advance()
+    points.sort(key=lambda p: (p.kind.value, p.conversation_id, p.boundary_conv_s, p.point_id))
+    _write(out, points, funnel)
+    return points, funnel
+
+
+def _finish(
+    draft: _Draft,
+    labels: Labels,
+    tracks: dict[object, audio.FloatArray],
+    speaker: TextToSpeech,
+    out: Path,
+) -> Point:
+    """Cut a drafted point's audio and text and make it a :class:`Point`."""
+    folder = out / "audio" / draft.point_id
+    turns = labels.of(LabelKind.TURN)
+    c = draft.candidate
+    if c is not None:
+        user, system = c.user, other(c.user)
+        stream_start = to_sample(c.turn.start_conv_s)
+        stream_end = to_sample(c.stream_end_conv_s)
+        live = cut(tracks[user], stream_start, stream_end)
+        boundary, boundary_end = c.boundary_conv_s, c.boundary_end_conv_s
+    else:
+        fact = draft.recall
+        if fact is None or draft.history_end_conv_s is None:
+            raise ValueError(f"{draft.point_id}: a recall draft without its question")
+        user, system = ASKER, other(ASKER)
+        stream_start = stream_end = to_sample(draft.history_end_conv_s)
+        question = _spoken(speaker, fact.question, fact.voice_pitch)
+        live = cut(question, 0, len(question))
+        boundary = boundary_end = stream_start / audio.SAMPLE_RATE
+    origin = stream_start / audio.SAMPLE_RATE
+    first, last = history_range(history_start(turns, origin), stream_start)
+    cuts = {
+        "history_user": write_wav(folder, "history_user.wav", cut(tracks[user], first, last)),
+        "history_system": write_wav(folder, "history_system.wav", cut(tracks[system], first, last)),
+        "live": write_wav(folder, "live.wav", live),
+    }
+    messages = history_messages(turns, first / audio.SAMPLE_RATE, origin, system)
+    io.write_json(folder / "history.json", {"messages": messages})
+    cuts["history_text"] = "history.json"
+    reply_start = reply_end = None
+    reply_text = ""
+    if c is not None and c.reply is not None:
+        reply_start, reply_end, reply_text = c.reply.start_conv_s, c.reply.end_conv_s, c.reply.text
+        reply = cut(tracks[system], to_sample(reply_start), to_sample(reply_end))
+        cuts["reply"] = write_wav(folder, "reply.wav", reply)
+    question_end = len(live) / audio.SAMPLE_RATE if c is None else None
+    fact = draft.recall
+    return Point(
+        point_id=draft.point_id,
+        kind=draft.kind,
+        conversation_id=draft.conversation_id,
+        user=user,
+        system=system,
+        history_start_conv_s=first / audio.SAMPLE_RATE,
+        stream_start_conv_s=origin,
+        boundary_conv_s=boundary,
+        boundary_stream_s=question_end if question_end is not None else boundary - origin,
+        boundary_end_conv_s=boundary_end,
+        boundary_end_stream_s=question_end if question_end is not None else boundary_end - origin,
+        stream_end_conv_s=stream_end / audio.SAMPLE_RATE,
+        reply_start_conv_s=reply_start,
+        reply_end_conv_s=reply_end,
+        reply_text=reply_text if fact is None else fact.answer,
+        question=fact.question if fact else "",
+        gold_answer=fact.answer if fact else "",
+        prefix_s=draft.prefix_s,
+        features=draft.features,
+        heuristic_score=draft.score,
+        identity_prompt=identity_prompt(system),
+        cuts={k: f"audio/{draft.point_id}/{v}" for k, v in cuts.items()},
+    )
+
+
+@functools.cache
+def _spoken_cached(speaker: TextToSpeech, text: str, pitch: float) -> bytes:
+    return speaker.speak(text, VoiceHint(pitch=pitch)).tobytes()
+
+
+def _spoken(speaker: TextToSpeech, text: str, pitch: float) -> audio.FloatArray:
+    """A question spoken once per run, however many history lengths ask it."""
+    return np.frombuffer(_spoken_cached(speaker, text, pitch), dtype=np.float32)
+
+
+def _write(out: Path, points: list[Point], funnel: Funnel) -> None:
+    """Write the manifest and funnel; remove cut folders of points no longer in the set."""
+    keep = {p.point_id for p in points}
+    if (out / "audio").is_dir():
+        for folder in (out / "audio").iterdir():
+            if folder.name not in keep:
+                shutil.rmtree(folder)
+    with io.atomic_open(out / MANIFEST_FILE) as handle:
+        for p in points:
+            handle.write(io.json_line(p.to_dict()))
+    io.write_json(out / FUNNEL_FILE, funnel.to_dict())
+
+
+def read_points(workdir: Path) -> list[Point]:
+    """The manifest's points."""
+    path = points_dir(workdir) / MANIFEST_FILE
+    if not path.exists():
+        raise PmcError(f"{path}: no points here; run `pmc points` first")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [Point.from_dict(json.loads(line)) for line in lines if line]
