@@ -8,9 +8,10 @@ import click
 
 from pmc.cli._corpus import import_demo_corpus, info
 from pmc.cli._labels import labels_command, select_command
+from pmc.cli._points import points_command
 from pmc.cli._ui import out
 
-NEXT_STAGES = ("points", "rollouts", "scores", "report")
+NEXT_STAGES = ("rollouts", "scores", "report")
 """Stages of the pipeline (DESIGN "The pipeline") not yet built into the demo."""
 
 
@@ -28,6 +29,9 @@ def demo(ctx: click.Context, workdir: Path) -> None:
     import_demo_corpus(workdir)
     ctx.invoke(info, workdir=workdir, per_conversation=True)
     ctx.invoke(labels_command, workdir=workdir)
-    ctx.invoke(select_command, workdir=workdir)
+    # The ten demo conversations were all written to be lively; the paper's 0.75 cutoff ranks
+    # Seamless's 1,395 and would keep one or two of ten, so the demo keeps them all.
+    ctx.invoke(select_command, workdir=workdir, cutoff=0.0)
+    ctx.invoke(points_command, workdir=workdir)
     out.print(f"demo ready in {workdir}")
     out.print("stages still to come: " + " -> ".join(NEXT_STAGES))

@@ -8,6 +8,7 @@ import click
 from rich.table import Table
 
 from pmc.cli._ui import out, progress_bar, workdir_option
+from pmc.llm import create_client
 from pmc.points import DEFAULT_DRAW, Funnel, PointKind, points_dir, run_points
 from pmc.tts import DEFAULT_TTS
 
@@ -25,7 +26,13 @@ from pmc.tts import DEFAULT_TTS
 @click.option(
     "--tts", default=DEFAULT_TTS, show_default=True, help="Voice for the spoken questions."
 )
-def points_command(workdir: Path, draw: int, seed: int, tts: str) -> None:
+@click.option(
+    "--judge",
+    metavar="PROVIDER:MODEL",
+    help="An LLM judge of the survivors (openai:gpt-4o, anthropic:...; key from OPENAI_API_KEY "
+    "or ANTHROPIC_API_KEY). Without one the heuristic ranking stands.",
+)
+def points_command(workdir: Path, draw: int, seed: int, tts: str, judge: str | None) -> None:
     """Build the point set: gated, ranked, capped and drawn boundaries, and recall questions.
 
     Reads WORKDIR/corpus and WORKDIR/labels (only conversations selected by `pmc select`, when
@@ -33,7 +40,14 @@ def points_command(workdir: Path, draw: int, seed: int, tts: str) -> None:
     both speakers, the live stream, the human reply, the history as text).
     """
     with progress_bar("building points") as start:
-        points, funnel = run_points(workdir, draw=draw, seed=seed, tts=tts, progress=start)
+        points, funnel = run_points(
+            workdir,
+            draw=draw,
+            seed=seed,
+            tts=tts,
+            judge=create_client(judge) if judge else None,
+            progress=start,
+        )
     print_funnel(funnel)
     out.print(f"{len(points)} points in {points_dir(workdir)}", soft_wrap=True)
 
@@ -53,12 +67,15 @@ def print_funnel(funnel: Funnel) -> None:
         ("after label-only gates", funnel.label_gates),
         ("after audio gates", funnel.audio_gates),
         ("after the cap of 3 per kind per conversation", funnel.capped),
+        ("after the judge", funnel.judged),
         (f"drawn (seed {funnel.seed})", funnel.drawn),
     )
     recall = (PointKind.CONVERSATION_RECALL, PointKind.FACT_RECALL)
+    # Recall points are not boundaries: the first three stages do not apply to them.
+    boundary_only = (funnel.candidates, funnel.label_gates, funnel.audio_gates)
     for name, counts in rows:
         cells = [
-            "–" if kind in recall and counts is not funnel.capped and counts is not funnel.drawn
+            "–" if kind in recall and any(counts is c for c in boundary_only)
             else str(counts[kind.value])
             for kind in PointKind
         ]  # fmt: skip

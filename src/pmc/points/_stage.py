@@ -11,7 +11,7 @@ import json
 import shutil
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from pmc.gate import GateParams
 from pmc.labels import LabelKind, Labels
 from pmc.labels._select import Selection
 from pmc.labels._stage import SELECTION_FILE, labels_dir, read_labels
+from pmc.llm import JudgeCache, LlmClient
 from pmc.points._candidates import Candidate, other, pause_candidates, turn_end_candidates
 from pmc.points._curate import (
     cap_per_conversation,
@@ -40,6 +41,9 @@ from pmc.points._cuts import (
     to_sample,
     write_wav,
 )
+from pmc.points._judge import PROMPT_VERSION as JUDGE_PROMPT_VERSION
+from pmc.points._judge import judge as judge_candidate
+from pmc.points._judge import selectable
 from pmc.points._prompts import identity_prompt
 from pmc.points._recall import (
     ASKER,
@@ -49,12 +53,13 @@ from pmc.points._recall import (
     prefix_ends,
     read_facts,
 )
-from pmc.points._types import Point, PointKind, point_id
+from pmc.points._types import JudgeVerdict, Point, PointKind, point_id
 from pmc.tts import TextToSpeech, VoiceHint, create_tts
 
 POINTS_DIR = "points"
 MANIFEST_FILE = "manifest.jsonl"
 FUNNEL_FILE = "funnel.json"
+JUDGE_CACHE_FILE = "judge_cache.jsonl"
 FUNNEL_SCHEMA_VERSION = 1
 DEFAULT_DRAW = 300
 """The run reported in the paper draws 300 points of each kind (section 3.3)."""
@@ -73,6 +78,7 @@ class _Draft:
     history_end_conv_s: float | None = None
     features: dict[str, float] = field(default_factory=dict)
     score: float = 0.0
+    verdict: JudgeVerdict | None = None
 
 
 @dataclass
@@ -84,6 +90,7 @@ class Funnel:
     label_gates: Counter[str] = field(default_factory=Counter)
     audio_gates: Counter[str] = field(default_factory=Counter)
     capped: Counter[str] = field(default_factory=Counter)
+    judged: Counter[str] = field(default_factory=Counter)
     drawn: Counter[str] = field(default_factory=Counter)
     judge: str = "none: heuristic ranking"
     draw: int = DEFAULT_DRAW
@@ -91,7 +98,7 @@ class Funnel:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form, with the schema version."""
-        stages = ("candidates", "label_gates", "audio_gates", "capped", "drawn")
+        stages = ("candidates", "label_gates", "audio_gates", "capped", "judged", "drawn")
         return {
             "schema_version": FUNNEL_SCHEMA_VERSION,
             "conversations": self.conversations,
@@ -131,7 +138,11 @@ def _tracks(conversation: Conversation) -> dict[object, audio.FloatArray]:
 
 
 def _drafts(
-    conversation: Conversation, labels: Labels, facts: dict[str, dict[str, Any]], funnel: Funnel
+    conversation: Conversation,
+    labels: Labels,
+    facts: dict[str, dict[str, Any]],
+    funnel: Funnel,
+    judge: CurationJudge | None,
 ) -> list[_Draft]:
     """Gate, rank and cap one conversation's boundaries; add its recall questions."""
     cid = conversation.conversation_id
@@ -153,14 +164,42 @@ def _drafts(
                 funnel.audio_gates[kind.value] += 1
     kept = cap_per_conversation([(d.point_id, d.kind.value, d.score) for d in survivors])
     drafts = [d for d in survivors if d.point_id in kept]
+    for d in drafts:
+        funnel.capped[d.kind.value] += 1
+    if judge is not None:
+        drafts = [
+            replace(d, verdict=verdict)
+            for d in drafts
+            if d.candidate is not None
+            and selectable(verdict := judge.verdict(d.point_id, d.candidate, labels))
+        ]
+    for d in drafts:
+        funnel.judged[d.kind.value] += 1
     for recall_kind, fact in _recall_facts(cid, facts):
         for prefix, end in prefix_ends(labels, after_s=fact.fact_end_conv_s):
             pid = point_id(cid, recall_kind, end, f"{prefix:g}")
             drafts.append(_Draft(pid, recall_kind, cid, recall=fact, prefix_s=prefix,
                                  history_end_conv_s=end))  # fmt: skip
-    for d in drafts:
-        funnel.capped[d.kind.value] += 1
+            funnel.capped[recall_kind.value] += 1
+            funnel.judged[recall_kind.value] += 1
     return drafts
+
+
+@dataclass(frozen=True)
+class CurationJudge:
+    """An LLM judge and the cache of its verdicts."""
+
+    client: LlmClient
+    cache: JudgeCache
+
+    @property
+    def label(self) -> str:
+        """Who judged, for the funnel and manifest."""
+        return f"{self.client.name} (prompt {JUDGE_PROMPT_VERSION})"
+
+    def verdict(self, pid: str, candidate: Candidate, labels: Labels) -> JudgeVerdict:
+        """The (cached) verdict on one survivor."""
+        return judge_candidate(pid, candidate, labels, self.client, self.cache)
 
 
 def _recall_facts(cid: str, facts: dict[str, dict[str, Any]]) -> list[tuple[PointKind, RecallFact]]:
@@ -176,6 +215,7 @@ def run_points(
     draw: int = DEFAULT_DRAW,
     seed: int = 0,
     tts: str = "piper",
+    judge: LlmClient | None = None,
     progress: Callable[[int], Callable[[], None]] | None = None,
 ) -> tuple[list[Point], Funnel]:
     """Build the point set of ``workdir`` (reads corpus and labels, writes ``points/``).
@@ -186,16 +226,22 @@ def run_points(
             conversation-recall points are all kept (paper section 3.3).
         seed: The draw's seed.
         tts: The text-to-speech backend for spoken questions.
+        judge: An LLM judge of the survivors (None keeps the heuristic ranking, and the funnel
+            says so); its verdicts are cached in ``points/judge_cache.jsonl``.
         progress: Given a number of steps, returns a function to call after each.
     """
     pairs = _conversations(workdir)
     funnel = Funnel(conversations=len(pairs), draw=draw, seed=seed)
+    curation = None
+    if judge is not None:
+        curation = CurationJudge(judge, JudgeCache(points_dir(workdir) / JUDGE_CACHE_FILE))
+        funnel.judge = curation.label
     facts = read_facts(workdir)
     advance = progress(2 * len(pairs)) if progress else None
     drafts: list[_Draft] = []
     for corpus_path, labels_path in pairs:
         conversation = read_conversation(workdir, corpus_path)
-        drafts.extend(_drafts(conversation, read_labels(labels_path), facts, funnel))
+        drafts.extend(_drafts(conversation, read_labels(labels_path), facts, funnel, curation))
         if advance:
             advance()
     chosen: set[str] = set()
@@ -286,6 +332,7 @@ def _finish(
         prefix_s=draft.prefix_s,
         features=draft.features,
         heuristic_score=draft.score,
+        judge=draft.verdict,
         identity_prompt=identity_prompt(system),
         cuts={k: f"audio/{draft.point_id}/{v}" for k, v in cuts.items()},
     )
