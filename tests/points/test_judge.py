@@ -3,11 +3,12 @@
 import json
 from pathlib import Path
 
-from pmc.corpus import SeamlessSource, import_corpus
+from pmc.corpus import Channel, SeamlessSource, import_corpus
 from pmc.labels._stage import run_labels
 from pmc.llm import LlmRequest
 from pmc.points import PointKind, run_points
 from pmc.points._judge import PROMPT_VERSION
+from pmc.points._prompts import identity_prompt
 from pmc.testing import participant, write_extracted
 from pmc.testing.llm import ScriptedLlm
 
@@ -35,10 +36,21 @@ def _workdir(tmp_path: Path) -> Path:
 
 
 def _answer(request: LlmRequest) -> dict[str, object]:
+    """Routes each task of the points stage to a scripted answer."""
+    if "first 30 seconds" in request.user:
+        return {"fact": "A said a3", "question": "What was the first thing you said?",
+                "answer": "a3"}  # fmt: skip
+    if "identity prompt" in request.user:
+        # A's prompt would hand over the recall answer ("a3"): it must fall back to the template.
+        if "for speaker A" in request.user:
+            return {"prompt": "You are A. You once said a3 to your friend."}
+        return {"prompt": "You are B, an old friend of A."}
+    if "specific fact" in request.user:
+        return {"specific": True}
     # Pauses score zero (never selected); turn ends are accepted unless A's second turn.
     if "[PAUSE]" in request.user:
         return {"accept": True, "score": 0.0, "reason": "obviously unfinished"}
-    rejected = "[TURN END]" in request.user and "c5 [TURN END]" in request.user
+    rejected = "c5 [TURN END]" in request.user
     return {"accept": not rejected, "score": 0.6, "reason": "fine"}
 
 
@@ -51,7 +63,8 @@ def test_zero_scores_are_never_selected_and_verdicts_are_cached(tmp_path: Path) 
 
     judge = ScriptedLlm(_answer)
     points, funnel = run_points(workdir, draw=10, judge=judge)
-    assert judge.calls == 4  # one pause and three turn ends survived the gates and the cap
+    # One pause and three turn ends judged; a fact and its specificity; two identity prompts.
+    assert judge.calls == 4 + 2 + 2
     kinds = [p.kind for p in points if p.kind in (PointKind.PAUSE, PointKind.TURN_END)]
     assert kinds == [PointKind.TURN_END, PointKind.TURN_END]
     assert funnel.judge == f"scripted:fake (prompt {PROMPT_VERSION})"
@@ -71,4 +84,29 @@ def test_zero_scores_are_never_selected_and_verdicts_are_cached(tmp_path: Path) 
     assert again.calls == 0
     assert [p.to_dict() for p in rerun] == [p.to_dict() for p in points]
     cache = (workdir / "points" / "judge_cache.jsonl").read_text().splitlines()
-    assert len(cache) == 4
+    assert len(cache) == 8
+
+
+def test_llm_fact_becomes_recall_points_and_leaking_prompts_fall_back(tmp_path: Path) -> None:
+    workdir = _workdir(tmp_path)
+    points, _ = run_points(workdir, draw=10, judge=ScriptedLlm(_answer))
+    recall = [p for p in points if p.kind is PointKind.CONVERSATION_RECALL]
+    assert recall and all(p.gold_answer == "a3" for p in recall)
+    assert all(p.question == "What was the first thing you said?" for p in recall)
+    # The history reaches past the turn where the fact was said (A's first turn, to 6.0 s).
+    assert all(p.stream_start_conv_s >= 6.0 for p in recall)
+    prompts = {p.system: p.identity_prompt for p in points}
+    assert prompts[Channel.B] == "You are B, an old friend of A."
+    assert prompts[Channel.A] == identity_prompt(Channel.A)
+
+
+def test_a_question_naming_a_speaker_is_dropped(tmp_path: Path) -> None:
+    workdir = _workdir(tmp_path)
+
+    def leaky(request: LlmRequest) -> dict[str, object]:
+        if "first 30 seconds" in request.user:
+            return {"fact": "x", "question": "What did speaker A say?", "answer": "a3"}
+        return _answer(request)
+
+    points, _ = run_points(workdir, draw=10, judge=ScriptedLlm(leaky))
+    assert not [p for p in points if p.kind is PointKind.CONVERSATION_RECALL]

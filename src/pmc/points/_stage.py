@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from pmc import audio, io
-from pmc.corpus import Conversation, conversation_paths, read_conversation
+from pmc.corpus import Channel, Conversation, conversation_paths, read_conversation
 from pmc.errors import PmcError
 from pmc.gate import GateParams
 from pmc.labels import LabelKind, Labels
@@ -44,6 +44,7 @@ from pmc.points._cuts import (
 from pmc.points._judge import PROMPT_VERSION as JUDGE_PROMPT_VERSION
 from pmc.points._judge import judge as judge_candidate
 from pmc.points._judge import selectable
+from pmc.points._llm_text import extract_fact, written_identity_prompt
 from pmc.points._prompts import identity_prompt
 from pmc.points._recall import (
     ASKER,
@@ -175,7 +176,7 @@ def _drafts(
         ]
     for d in drafts:
         funnel.judged[d.kind.value] += 1
-    for recall_kind, fact in _recall_facts(cid, facts):
+    for recall_kind, fact in _recall_facts(cid, facts, labels, judge):
         for prefix, end in prefix_ends(labels, after_s=fact.fact_end_conv_s):
             pid = point_id(cid, recall_kind, end, f"{prefix:g}")
             drafts.append(_Draft(pid, recall_kind, cid, recall=fact, prefix_s=prefix,
@@ -202,10 +203,15 @@ class CurationJudge:
         return judge_candidate(pid, candidate, labels, self.client, self.cache)
 
 
-def _recall_facts(cid: str, facts: dict[str, dict[str, Any]]) -> list[tuple[PointKind, RecallFact]]:
+def _recall_facts(
+    cid: str, facts: dict[str, dict[str, Any]], labels: Labels, judge: CurationJudge | None
+) -> list[tuple[PointKind, RecallFact]]:
+    """The control question, and the conversation fact: stored, or extracted by the LLM."""
     out = [(PointKind.FACT_RECALL, control_fact(cid))]
     if cid in facts:
         out.insert(0, (PointKind.CONVERSATION_RECALL, conversation_fact(facts[cid])))
+    elif judge is not None and (fact := extract_fact(labels, judge.client, judge.cache)):
+        out.insert(0, (PointKind.CONVERSATION_RECALL, fact))
     return out
 
 
@@ -259,7 +265,16 @@ def run_points(
             conversation = read_conversation(workdir, corpus_path)
             labels = read_labels(labels_path)
             tracks = _tracks(conversation)
-            points.extend(_finish(d, labels, tracks, speaker, out) for d in mine)
+            cid = conversation.conversation_id
+            answers = sorted({d.recall.answer for d in drafts
+                              if d.conversation_id == cid and d.recall})  # fmt: skip
+            prompts = {
+                c: written_identity_prompt(labels, c, answers, curation.client, curation.cache)
+                if curation
+                else identity_prompt(c)
+                for c in Channel
+            }
+            points.extend(_finish(d, labels, tracks, speaker, out, prompts) for d in mine)
         if advance:
             advance()
     points.sort(key=lambda p: (p.kind.value, p.conversation_id, p.boundary_conv_s, p.point_id))
@@ -273,6 +288,7 @@ def _finish(
     tracks: dict[object, audio.FloatArray],
     speaker: TextToSpeech,
     out: Path,
+    prompts: dict[Channel, str],
 ) -> Point:
     """Cut a drafted point's audio and text and make it a :class:`Point`."""
     folder = out / "audio" / draft.point_id
@@ -333,7 +349,7 @@ def _finish(
         features=draft.features,
         heuristic_score=draft.score,
         judge=draft.verdict,
-        identity_prompt=identity_prompt(system),
+        identity_prompt=prompts[system],
         cuts={k: f"audio/{draft.point_id}/{v}" for k, v in cuts.items()},
     )
 
