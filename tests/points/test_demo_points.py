@@ -132,6 +132,7 @@ def _check_point(p: Point, tracks: dict, folder: Path) -> None:  # type: ignore[
     if p.kind in (PointKind.CONVERSATION_RECALL, PointKind.FACT_RECALL):
         assert (p.user, p.system) == ("B", "A")
         assert p.question and p.gold_answer
+        assert p.cuts["question"] == p.cuts["live"]
         assert p.prefix_s is not None and p.stream_start_conv_s <= p.prefix_s
         assert p.boundary_stream_s == pytest.approx(len(live) / sr)
         assert np.sqrt(np.mean(live**2)) > 0.01  # the question is spoken

@@ -316,6 +316,8 @@ def _finish(
         "history_system": write_wav(folder, "history_system.wav", cut(tracks[system], first, last)),
         "live": write_wav(folder, "live.wav", live),
     }
+    if c is None:
+        cuts["question"] = cuts["live"]  # for recall, the live stream is the spoken question
     messages = history_messages(turns, first / audio.SAMPLE_RATE, origin, system)
     io.write_json(folder / "history.json", {"messages": messages})
     cuts["history_text"] = "history.json"
