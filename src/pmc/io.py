@@ -76,3 +76,9 @@ def schema_version(data: dict[str, Any], supported: int, what: str) -> int:
 def json_line(data: Any) -> str:
     """One canonical JSON Lines record: sorted keys, no spaces, a newline."""
     return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write UTF-8 text atomically."""
+    with atomic_open(path) as handle:
+        handle.write(text)

@@ -58,10 +58,8 @@ def labels_command(workdir: Path, asr: str, vap_projector: str | None) -> None:
     inv = inventory(all_labels)
     folder = labels_dir(workdir)
     io.write_json(folder / INVENTORY_FILE, inv.to_dict())
-    with io.atomic_open(folder / "inventory.md") as handle:
-        handle.write(inventory_markdown(inv))
-    with io.atomic_open(folder / "inventory.csv") as handle:
-        handle.write(inventory_csv(inv))
+    io.write_text(folder / "inventory.md", inventory_markdown(inv))
+    io.write_text(folder / "inventory.csv", inventory_csv(inv))
     inventory_figure(all_labels, folder / INVENTORY_FIGURE)
     out.print(inventory_markdown(inv), markup=False, soft_wrap=True)
     out.print(f"labels in {folder}; figure {folder / INVENTORY_FIGURE}", soft_wrap=True)
@@ -84,10 +82,8 @@ def select_command(workdir: Path, cutoff: float) -> None:
     selection = select([read_labels(p) for p in label_paths(workdir)], cutoff)
     folder = labels_dir(workdir)
     io.write_json(folder / SELECTION_FILE, selection.to_dict())
-    with io.atomic_open(folder / "selection.md") as handle:
-        handle.write(selection_table_markdown(selection))
-    with io.atomic_open(folder / "selection.csv") as handle:
-        handle.write(selection_csv(selection))
+    io.write_text(folder / "selection.md", selection_table_markdown(selection))
+    io.write_text(folder / "selection.csv", selection_csv(selection))
     out.print(selection_table_markdown(selection), markup=False, soft_wrap=True)
     out.print(
         f"{len(selection.selected_ids)} of {len(selection.rows)} conversations selected "
