@@ -1,0 +1,113 @@
+"""Clocks for the harness: real monotonic time, or virtual time that runs as fast as it can.
+
+Every instant the harness observes is an integer of nanoseconds on the clock's own timeline
+(DESIGN "Clocks": ``time.monotonic_ns`` for real runs). A virtual clock lets in-process systems
+run faster than real time and still produce the same trace: time only moves when every task
+is waiting for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import sys
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+NS_PER_S = 1_000_000_000
+
+
+class Clock(ABC):
+    """Where the harness reads the time and waits for deadlines."""
+
+    @abstractmethod
+    def now_ns(self) -> int:
+        """The current instant, in nanoseconds."""
+
+    @abstractmethod
+    async def sleep_until(self, deadline_ns: int) -> None:
+        """Return at (not before) ``deadline_ns``; at once if it has passed."""
+
+
+class RealClock(Clock):
+    """``time.monotonic_ns``; waits with asyncio, then spins the last fraction of a millisecond.
+
+    asyncio's timers fire up to a scheduler tick late; sleeping until 1 ms before the deadline
+    and yielding until it passes keeps sends within a fraction of a millisecond of it.
+    """
+
+    SPIN_NS = 1_000_000
+
+    def now_ns(self) -> int:
+        """Monotonic nanoseconds."""
+        return time.monotonic_ns()
+
+    async def sleep_until(self, deadline_ns: int) -> None:
+        """Wait for the deadline without blocking other tasks."""
+        remaining = deadline_ns - time.monotonic_ns()
+        if remaining > self.SPIN_NS:
+            await asyncio.sleep((remaining - self.SPIN_NS) / NS_PER_S)
+        while time.monotonic_ns() < deadline_ns:  # noqa: ASYNC110 - a deliberate short spin
+            await asyncio.sleep(0)
+
+
+class VirtualClock(Clock):
+    """Discrete-event time: waiting tasks wake in deadline order, as soon as all are waiting.
+
+    A task that is not waiting on this clock (ready to run) always runs before time moves, so
+    the order of events is that of real time with infinitely fast computation.
+    """
+
+    YIELDS = 50
+    """Event-loop turns given to ready tasks before time moves (plenty for in-process systems,
+    whose steps do not await anything but this clock)."""
+
+    def __init__(self, start_ns: int = 0) -> None:
+        self._now = start_ns
+        self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._order = itertools.count()
+        self._driver: asyncio.Task[None] | None = None
+
+    def now_ns(self) -> int:
+        """The virtual instant."""
+        return self._now
+
+    async def sleep_until(self, deadline_ns: int) -> None:
+        """Wait until virtual time reaches ``deadline_ns``."""
+        if deadline_ns <= self._now:
+            await asyncio.sleep(0)
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiters, (deadline_ns, next(self._order), future))
+        if self._driver is None or self._driver.done():
+            self._driver = asyncio.get_running_loop().create_task(self._drive())
+        await future
+
+    async def _drive(self) -> None:
+        while self._waiters:
+            for _ in range(self.YIELDS):
+                await asyncio.sleep(0)
+            deadline, _, future = heapq.heappop(self._waiters)
+            self._now = max(self._now, deadline)
+            if not future.done():
+                future.set_result(None)
+
+
+SWITCH_INTERVAL_S = 0.001
+"""While streaming, another thread may hold the interpreter for at most 1 ms (Python's default
+is 5 ms, a quarter of a 20 ms frame), so CPU-bound work elsewhere in the process cannot make
+frames late."""
+
+
+@contextmanager
+def responsive_interpreter() -> Iterator[None]:
+    """Shorten the interpreter's thread switch interval for the duration of a run."""
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(previous)
