@@ -1,0 +1,62 @@
+import re
+from pathlib import Path
+
+import pytest
+
+from pmc.errors import InputError, PmcError
+from pmc.systems import Family, SystemCard, create_adapter, find_card, load_card
+
+SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
+
+
+def test_bundled_cards_load() -> None:
+    cards = {p.stem: load_card(p) for p in sorted(SYSTEMS.glob("*.toml"))}
+    assert {"never-speak", "always-speak", "endpointer-300", "endpointer-500", "person",
+            "shuffled-person"} <= set(cards)  # fmt: skip
+    endpointer = cards["endpointer-300"]
+    assert (endpointer.family, endpointer.frame_ms, endpointer.frame_samples) == (
+        Family.LOCAL,
+        20,
+        480,
+    )
+    assert endpointer.turn_detection == {"silence_ms": 300}
+    assert cards["endpointer-500"].turn_detection == {"silence_ms": 500}
+    assert endpointer.to_dict()["name"] == "endpointer-300"
+
+
+def test_duplex_cards_default_to_80_ms_frames(tmp_path: Path) -> None:
+    path = tmp_path / "moshi.toml"
+    path.write_text('adapter = "moshi"\nfamily = "duplex"\nendpoint = "ws://127.0.0.1:8998"\n')
+    card = load_card(path)
+    assert (card.frame_ms, card.frame_samples, card.endpoint) == (80, 1920, "ws://127.0.0.1:8998")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('adapter = "x"\nfamily = "robot"\n', "family must be one of local, hosted, duplex"),
+        ('family = "local"\n', "'adapter' is required"),
+        ('adapter = "x"\nfamily = "local"\ncolour = "red"\n', re.escape("unknown key(s): colour")),
+        ('adapter = "x"\nfamily = "local"\nframe_ms = 0\n', "'frame_ms' must be a positive"),
+        ('adapter = "x"\nfamily = "local"\nframe_ms = 7\nsample_rate = 22050\n', "whole number"),
+        ('adapter = "x\nfamily = "local"\n', "invalid TOML"),
+    ],
+)
+def test_bad_cards_name_the_file_and_the_problem(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(InputError, match=message) as info:
+        load_card(path)
+    assert str(path) in str(info.value)
+
+
+def test_find_card_by_name_lists_the_known_ones(tmp_path: Path) -> None:
+    assert find_card("person", SYSTEMS).adapter == "person"
+    with pytest.raises(InputError, match=r"no such system card .*never-speak"):
+        find_card("nobody", SYSTEMS)
+
+
+def test_unknown_adapter_is_a_clear_error() -> None:
+    card = SystemCard("x", "no-such-adapter", Family.LOCAL)
+    with pytest.raises(PmcError, match="unknown adapter 'no-such-adapter'"):
+        create_adapter(card)
