@@ -21,8 +21,6 @@ from pmc.errors import InputError, Problem
 SAMPLE_RATE = 24_000
 """The harness's one sample rate, in Hz (paper appendix C: 24 kHz PCM16 to every system)."""
 
-AUDIO_SCHEMA_VERSION = 1
-
 FloatArray = npt.NDArray[np.float32]
 
 

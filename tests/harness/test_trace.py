@@ -56,8 +56,11 @@ def test_trace_records_everything_with_its_audit(tmp_path: Path) -> None:
         "pause-x", "never-speak", 0, 2 * NS_PER_S, inputs, {"a": 1}, 3.0
     )
     assert [o.kind for o in trace.outputs] == [
-        EventKind.SIGNAL, EventKind.AUDIO, EventKind.AUDIO, EventKind.INTERRUPTED
-    ]  # fmt: skip
+        EventKind.SIGNAL,
+        EventKind.AUDIO,
+        EventKind.AUDIO,
+        EventKind.INTERRUPTED,
+    ]
     assert [o.samples for o in trace.outputs] == [0, 12_000, 12_000, 0]
     assert trace.audit.lateness_max_ms == 4.0 and not trace.audit.late
     # Played: 1.0-1.5 s the first chunk, 1.5-1.7 s the second until the interruption.

@@ -136,8 +136,14 @@ def test_audio_gates_need_silence_in_the_pause_and_speech_around_it() -> None:
 
 
 def test_cap_keeps_the_best_three_per_group_and_breaks_ties_by_id() -> None:
-    scored = [("p1", "c/pause", 0.2), ("p2", "c/pause", 0.9), ("p3", "c/pause", 0.5),
-              ("p4", "c/pause", 0.5), ("p5", "c/pause", 0.5), ("t1", "c/turn", 0.1)]  # fmt: skip
+    scored = [
+        ("p1", "c/pause", 0.2),
+        ("p2", "c/pause", 0.9),
+        ("p3", "c/pause", 0.5),
+        ("p4", "c/pause", 0.5),
+        ("p5", "c/pause", 0.5),
+        ("t1", "c/turn", 0.1),
+    ]
     assert cap_per_conversation(scored) == {"p2", "p3", "p4", "t1"}
     assert cap_per_conversation(list(reversed(scored))) == {"p2", "p3", "p4", "t1"}
 

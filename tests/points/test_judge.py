@@ -26,9 +26,11 @@ def _workdir(tmp_path: Path) -> Path:
     b = [*_words(6.3, 9.0, 7, "x"), *_words(11.8, 14.0, 6, "y")]
     write_extracted(
         tmp_path / "src",
-        [participant(f"{KEY}_P0001", a, duration_s=16.0),
-         participant(f"{KEY}_P0002", b, duration_s=16.0, frequency_hz=330.0)],
-    )  # fmt: skip
+        [
+            participant(f"{KEY}_P0001", a, duration_s=16.0),
+            participant(f"{KEY}_P0002", b, duration_s=16.0, frequency_hz=330.0),
+        ],
+    )
     workdir = tmp_path / "w"
     import_corpus(SeamlessSource(tmp_path / "src"), workdir, min_duration_s=0)
     run_labels(workdir, asr=None)
@@ -38,8 +40,11 @@ def _workdir(tmp_path: Path) -> Path:
 def _answer(request: LlmRequest) -> dict[str, object]:
     """Routes each task of the points stage to a scripted answer."""
     if "first 30 seconds" in request.user:
-        return {"fact": "A said a3", "question": "What was the first thing you said?",
-                "answer": "a3"}  # fmt: skip
+        return {
+            "fact": "A said a3",
+            "question": "What was the first thing you said?",
+            "answer": "a3",
+        }
     if "identity prompt" in request.user:
         # A's prompt would hand over the recall answer ("a3"): it must fall back to the template.
         if "for speaker A" in request.user:

@@ -11,8 +11,14 @@ SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
 
 def test_bundled_cards_load() -> None:
     cards = {p.stem: load_card(p) for p in sorted(SYSTEMS.glob("*.toml"))}
-    assert {"never-speak", "always-speak", "endpointer-300", "endpointer-500", "person",
-            "shuffled-person"} <= set(cards)  # fmt: skip
+    assert {
+        "never-speak",
+        "always-speak",
+        "endpointer-300",
+        "endpointer-500",
+        "person",
+        "shuffled-person",
+    } <= set(cards)
     endpointer = cards["endpointer-300"]
     assert (endpointer.family, endpointer.frame_ms, endpointer.frame_samples) == (
         Family.LOCAL,

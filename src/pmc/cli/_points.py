@@ -75,9 +75,10 @@ def print_funnel(funnel: Funnel) -> None:
     boundary_only = (funnel.candidates, funnel.label_gates, funnel.audio_gates)
     for name, counts in rows:
         cells = [
-            "–" if kind in recall and any(counts is c for c in boundary_only)
+            "–"
+            if kind in recall and any(counts is c for c in boundary_only)
             else str(counts[kind.value])
             for kind in PointKind
-        ]  # fmt: skip
+        ]
         table.add_row(name, *cells)
     out.print(table)

@@ -159,9 +159,15 @@ class TraceRecorder:
         """The trace and the played track, once the rollout has ended."""
         played = reconstruct(self.chunks(), t0_ns, self.interruptions(), length_s)
         trace = RolloutTrace(
-            point_id, system, rollout, t0_ns, tuple(inputs), tuple(self._records),
-            audit(inputs, played.backlog_max_ms), card,
-        )  # fmt: skip
+            point_id,
+            system,
+            rollout,
+            t0_ns,
+            tuple(inputs),
+            tuple(self._records),
+            audit(inputs, played.backlog_max_ms),
+            card,
+        )
         return trace, played
 
     def raw_audio(self) -> FloatArray:

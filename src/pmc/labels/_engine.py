@@ -371,8 +371,6 @@ def _speaker_labels(cid: str, runs: list[_Run], s: EngineSettings) -> list[Label
             continue
         labels.extend(_close_turn(cid, turn, s))
         turn = []
-    if turn:  # cannot happen: a run's offset is always classified; kept for safety
-        labels.extend(_close_turn(cid, turn, s))
     return labels
 
 

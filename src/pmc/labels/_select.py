@@ -30,11 +30,29 @@ SHORT_UTTERANCE_S = 1.0
 
 QUESTION_OPENERS = frozenset(
     {
-        "what", "why", "how", "who", "where", "when", "which",
-        "do", "does", "did", "is", "are", "was", "were",
-        "can", "could", "would", "will", "should", "have", "has",
+        "what",
+        "why",
+        "how",
+        "who",
+        "where",
+        "when",
+        "which",
+        "do",
+        "does",
+        "did",
+        "is",
+        "are",
+        "was",
+        "were",
+        "can",
+        "could",
+        "would",
+        "will",
+        "should",
+        "have",
+        "has",
     }
-)  # fmt: skip
+)
 """English words that open a question; used only for transcripts without any question mark."""
 
 TRAIT_DECIMALS = 9

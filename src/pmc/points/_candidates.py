@@ -84,11 +84,16 @@ def pause_candidates(conversation: Conversation, labels: Labels) -> tuple[int, l
         if pause.start_conv_s - turn.start_conv_s < TURN_BEFORE_PAUSE_MIN_S:
             continue
         listener = all_words(conversation, labels, other(user))
-        if any(w.start_conv_s < pause.end_conv_s and w.end_conv_s > pause.start_conv_s
-               for w in listener):  # fmt: skip
+        if any(
+            w.start_conv_s < pause.end_conv_s and w.end_conv_s > pause.start_conv_s
+            for w in listener
+        ):
             continue
-        later = [p.start_conv_s for p in pauses
-                 if p.speaker is user and p.start_conv_s >= pause.end_conv_s]  # fmt: skip
+        later = [
+            p.start_conv_s
+            for p in pauses
+            if p.speaker is user and p.start_conv_s >= pause.end_conv_s
+        ]
         resumed_until = min([turn.end_conv_s, *later])
         own = all_words(conversation, labels, user)
         before = tuple(
@@ -96,10 +101,17 @@ def pause_candidates(conversation: Conversation, labels: Labels) -> tuple[int, l
         )
         found.append(
             Candidate(
-                PointKind.PAUSE, cid, user, turn, pause.start_conv_s, pause.end_conv_s,
-                min(resumed_until, pause.end_conv_s + RESUMPTION_MAX_S), None, before,
+                PointKind.PAUSE,
+                cid,
+                user,
+                turn,
+                pause.start_conv_s,
+                pause.end_conv_s,
+                min(resumed_until, pause.end_conv_s + RESUMPTION_MAX_S),
+                None,
+                before,
             )
-        )  # fmt: skip
+        )
     return len(pauses), found
 
 
@@ -113,19 +125,30 @@ def turn_end_candidates(conversation: Conversation, labels: Labels) -> tuple[int
         if user is None or turn.duration_s < TURN_MIN_S or turn.words < TURN_MIN_WORDS:
             continue
         reply = next(
-            (r for r in turns
-             if r.speaker is other(user) and r.start_conv_s > turn.start_conv_s
-             and r.end_conv_s > turn.end_conv_s),
+            (
+                r
+                for r in turns
+                if r.speaker is other(user)
+                and r.start_conv_s > turn.start_conv_s
+                and r.end_conv_s > turn.end_conv_s
+            ),
             None,
-        )  # fmt: skip
+        )
         if reply is None or reply.start_conv_s - turn.end_conv_s > REPLY_MAX_GAP_S:
             continue
         if reply.words < REPLY_MIN_WORDS:
             continue
         found.append(
             Candidate(
-                PointKind.TURN_END, cid, user, turn, turn.end_conv_s, turn.end_conv_s,
-                turn.end_conv_s, reply, tuple(turn.text.split()),
+                PointKind.TURN_END,
+                cid,
+                user,
+                turn,
+                turn.end_conv_s,
+                turn.end_conv_s,
+                turn.end_conv_s,
+                reply,
+                tuple(turn.text.split()),
             )
-        )  # fmt: skip
+        )
     return len(turns), found

@@ -15,7 +15,7 @@ from pmc.corpus import Channel
 from pmc.labels import LabelKind, Labels
 from pmc.llm import JudgeCache, LlmClient, LlmRequest, cached_complete
 from pmc.points._prompts import identity_prompt, leaks_answer
-from pmc.points._recall import ASKER, RecallFact
+from pmc.points._recall import RecallFact
 
 FACT_PROMPT_VERSION = "fact-1"
 SPECIFIC_PROMPT_VERSION = "specific-1"
@@ -62,8 +62,9 @@ def extract_fact(labels: Labels, client: LlmClient, cache: JudgeCache) -> Recall
     """A specific fact of the first 30 s as a question from B to A, or None."""
     cid = labels.conversation_id
     request = LlmRequest(SYSTEM, FACT_TASK.format(transcript=transcript(labels, FACT_WINDOW_S)))
-    data: dict[str, Any] = cached_complete(client, cache, f"{cid}/fact", FACT_PROMPT_VERSION,
-                                           request).data  # fmt: skip
+    data: dict[str, Any] = cached_complete(
+        client, cache, f"{cid}/fact", FACT_PROMPT_VERSION, request
+    ).data
     fact, question, answer = (str(data.get(k, "")).strip() for k in ("fact", "question", "answer"))
     if not (fact and question and answer) or _SPEAKER_LABEL.search(question):
         return None
@@ -97,6 +98,3 @@ def written_identity_prompt(
     if not prompt or leaks_answer(prompt, answers):
         return identity_prompt(system)
     return prompt
-
-
-__all__ = ["ASKER", "extract_fact", "transcript", "written_identity_prompt"]

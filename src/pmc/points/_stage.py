@@ -179,8 +179,9 @@ def _drafts(
     for recall_kind, fact in _recall_facts(cid, facts, labels, judge):
         for prefix, end in prefix_ends(labels, after_s=fact.fact_end_conv_s):
             pid = point_id(cid, recall_kind, end, f"{prefix:g}")
-            drafts.append(_Draft(pid, recall_kind, cid, recall=fact, prefix_s=prefix,
-                                 history_end_conv_s=end))  # fmt: skip
+            drafts.append(
+                _Draft(pid, recall_kind, cid, recall=fact, prefix_s=prefix, history_end_conv_s=end)
+            )
             funnel.capped[recall_kind.value] += 1
             funnel.judged[recall_kind.value] += 1
     return drafts
@@ -266,8 +267,9 @@ def run_points(
             labels = read_labels(labels_path)
             tracks = _tracks(conversation)
             cid = conversation.conversation_id
-            answers = sorted({d.recall.answer for d in drafts
-                              if d.conversation_id == cid and d.recall})  # fmt: skip
+            answers = sorted(
+                {d.recall.answer for d in drafts if d.conversation_id == cid and d.recall}
+            )
             prompts = {
                 c: written_identity_prompt(labels, c, answers, curation.client, curation.cache)
                 if curation

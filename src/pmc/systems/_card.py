@@ -83,9 +83,17 @@ class SystemCard:
 
 
 _KNOWN = {
-    "adapter", "family", "description", "endpoint", "api_key_env", "sample_rate", "frame_ms",
-    "concurrency", "turn_detection", "params",
-}  # fmt: skip
+    "adapter",
+    "family",
+    "description",
+    "endpoint",
+    "api_key_env",
+    "sample_rate",
+    "frame_ms",
+    "concurrency",
+    "turn_detection",
+    "params",
+}
 
 
 def load_card(path: Path) -> SystemCard:
