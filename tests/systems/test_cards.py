@@ -3,6 +3,7 @@ from pathlib import Path
 
 import pytest
 
+from pmc.clock import VirtualClock
 from pmc.errors import InputError, PmcError
 from pmc.systems import Family, SystemCard, create_adapter, find_card, load_card
 
@@ -65,4 +66,4 @@ def test_find_card_by_name_lists_the_known_ones(tmp_path: Path) -> None:
 def test_unknown_adapter_is_a_clear_error() -> None:
     card = SystemCard("x", "no-such-adapter", Family.LOCAL)
     with pytest.raises(PmcError, match="unknown adapter 'no-such-adapter'"):
-        create_adapter(card)
+        create_adapter(card, VirtualClock())

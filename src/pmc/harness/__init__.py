@@ -4,8 +4,8 @@ Built so far: the clocks, the frame streamer, playback reconstruction, the timin
 the trace recorder.
 """
 
+from pmc.clock import NS_PER_S, Clock, RealClock, VirtualClock, responsive_interpreter
 from pmc.harness._audit import LATE_BOUND_MS, TimingAudit, audit
-from pmc.harness._clock import NS_PER_S, Clock, RealClock, VirtualClock, responsive_interpreter
 from pmc.harness._playback import Chunk, Played, reconstruct
 from pmc.harness._streamer import FrameTiming, frame_ns, stream_frames
 from pmc.harness._trace import (

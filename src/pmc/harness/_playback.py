@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pmc.audio import SAMPLE_RATE, FloatArray
-from pmc.harness._clock import NS_PER_S
+from pmc.clock import NS_PER_S
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from pmc.harness._clock import NS_PER_S, Clock
+from pmc.clock import NS_PER_S, Clock
 
 
 @dataclass(frozen=True)

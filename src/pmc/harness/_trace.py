@@ -18,8 +18,8 @@ import soundfile as sf
 
 from pmc import io
 from pmc.audio import SAMPLE_RATE, FloatArray, wav_bytes
+from pmc.clock import Clock
 from pmc.harness._audit import TimingAudit, audit
-from pmc.harness._clock import Clock
 from pmc.harness._playback import Chunk, Played, reconstruct
 from pmc.harness._streamer import FrameTiming
 from pmc.io import schema_version

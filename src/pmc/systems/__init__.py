@@ -1,29 +1,38 @@
 """Systems: cards in ``systems/*.toml`` and the adapters that speak to each system.
 
-Built so far: the card format and the adapter interface and registry; the local, hosted and
-full-duplex adapters come next.
+Built so far: the card format, the adapter interface and registry, and the local reference
+systems; the endpointer cascade, hosted and full-duplex adapters come next.
 """
 
+from pmc.systems import _baselines as _baselines  # registers the reference systems
 from pmc.systems._adapter import (
     AdapterFactory,
     EventKind,
     Preload,
+    Reference,
     SystemAdapter,
     SystemEvent,
+    TransportError,
+    adapter_factory,
     create_adapter,
     register_adapter,
 )
 from pmc.systems._card import CARD_SCHEMA_VERSION, Family, SystemCard, find_card, load_card
+from pmc.systems._local import LocalAdapter
 
 __all__ = [
     "CARD_SCHEMA_VERSION",
     "AdapterFactory",
     "EventKind",
     "Family",
+    "LocalAdapter",
     "Preload",
+    "Reference",
     "SystemAdapter",
     "SystemCard",
     "SystemEvent",
+    "TransportError",
+    "adapter_factory",
     "create_adapter",
     "find_card",
     "load_card",

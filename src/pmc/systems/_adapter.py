@@ -11,11 +11,12 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from pmc.audio import FloatArray
+from pmc.clock import Clock
 from pmc.errors import PmcError
 from pmc.systems._card import SystemCard
 
@@ -43,25 +44,76 @@ class SystemEvent:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
+class TransportError(PmcError):
+    """The connection to a system failed (refused, closed, malformed, timed out).
+
+    The rollout is not scored; it is retried on resume of the same run (DESIGN "Protocol").
+    """
+
+
 @dataclass(frozen=True)
 class Preload:
     """What a system hears before the live stream (DESIGN "Protocol").
 
     Full-duplex systems take both speakers' audio; hosted systems take the completed turns as
     messages (the live turn then reaches them as audio like everyone else).
+
+    Attributes:
+        identity_prompt: Who the system is.
+        user_audio: The other speaker's history, mono float32 at 24 kHz, ending where the live
+            stream begins.
+        system_audio: The system's own side of the same history.
+        messages: The completed turns of the history as ``{"role", "text", ...}`` messages.
+        seed: For systems that sample.
     """
 
     identity_prompt: str
     user_audio: FloatArray
     system_audio: FloatArray
     messages: list[dict[str, Any]]
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A human answer that only the reference systems are given, never a system under test.
+
+    The person replays its own point's reply; the shuffled person another point's (DESIGN
+    "Systems"). Without ``audio`` the text is spoken by the bundled voice.
+
+    Attributes:
+        start_stream_s: When to start speaking, on the stream clock.
+        text: What is said.
+        audio: The recorded reply, mono float32 at 24 kHz, if there is one.
+        source_point_id: The point the reply was taken from.
+    """
+
+    start_stream_s: float
+    text: str
+    audio: FloatArray | None = None
+    source_point_id: str = ""
 
 
 class SystemAdapter(ABC):
-    """A connection to one system for one rollout."""
+    """A connection to one system for one rollout.
 
-    def __init__(self, card: SystemCard) -> None:
+    Every event's ``arrival_ns`` is read from ``clock`` when the message is received, before it
+    is parsed. The stream clock's origin is the instant the first live sample was spoken: the
+    first frame is sent one frame after it.
+    """
+
+    VERSION: ClassVar[str] = "1"
+    """Written into every rollout; bump it when the adapter's behaviour changes."""
+    TAKES_REFERENCE: ClassVar[bool] = False
+    """Reference systems (the person) are handed the human reply; nothing else ever is."""
+
+    def __init__(self, card: SystemCard, clock: Clock) -> None:
         self.card = card
+        self.clock = clock
+
+    def give_reference(self, reference: Reference | None) -> None:
+        """Hand a reference system the reply it replays (None: it stays silent)."""
+        raise PmcError(f"system card {self.card.name}: {type(self).__name__} takes no reference")
 
     @abstractmethod
     async def connect(self) -> None:
@@ -88,7 +140,7 @@ class SystemAdapter(ABC):
         """End the session."""
 
 
-AdapterFactory = Callable[[SystemCard], SystemAdapter]
+AdapterFactory = Callable[[SystemCard, Clock], SystemAdapter]
 _ADAPTERS: dict[str, AdapterFactory] = {}
 
 
@@ -102,10 +154,15 @@ def register_adapter(name: str) -> Callable[[AdapterFactory], AdapterFactory]:
     return decorate
 
 
-def create_adapter(card: SystemCard) -> SystemAdapter:
-    """The adapter a card names."""
+def adapter_factory(card: SystemCard) -> AdapterFactory:
+    """The registered factory a card names; an unknown name says which ones exist."""
     factory = _ADAPTERS.get(card.adapter)
     if factory is None:
         known = ", ".join(sorted(_ADAPTERS)) or "none registered yet"
         raise PmcError(f"system card {card.name}: unknown adapter {card.adapter!r} ({known})")
-    return factory(card)
+    return factory
+
+
+def create_adapter(card: SystemCard, clock: Clock) -> SystemAdapter:
+    """A new adapter for one rollout of the system a card names."""
+    return adapter_factory(card)(card, clock)

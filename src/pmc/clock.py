@@ -1,9 +1,10 @@
-"""Clocks for the harness: real monotonic time, or virtual time that runs as fast as it can.
+"""Clocks: real monotonic time, or virtual time that runs as fast as it can.
 
 Every instant the harness observes is an integer of nanoseconds on the clock's own timeline
 (DESIGN "Clocks": ``time.monotonic_ns`` for real runs). A virtual clock lets in-process systems
 run faster than real time and still produce the same trace: time only moves when every task
-is waiting for it.
+is waiting for it. The clock sits below the stages because adapters stamp what they receive
+with it and local systems wait on it.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ import itertools
 import sys
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
 NS_PER_S = 1_000_000_000
+T = TypeVar("T")
 
 
 class Clock(ABC):
@@ -30,6 +33,14 @@ class Clock(ABC):
     @abstractmethod
     async def sleep_until(self, deadline_ns: int) -> None:
         """Return at (not before) ``deadline_ns``; at once if it has passed."""
+
+    @abstractmethod
+    async def run_blocking(self, work: Callable[[], T]) -> T:
+        """Run CPU-bound work (a local system's model) without stalling other rollouts.
+
+        On a real clock it runs in a thread; on a virtual clock it runs inline, so that no time
+        passes while it computes, as if computation were instantaneous.
+        """
 
 
 class RealClock(Clock):
@@ -53,17 +64,23 @@ class RealClock(Clock):
         while time.monotonic_ns() < deadline_ns:  # noqa: ASYNC110 - a deliberate short spin
             await asyncio.sleep(0)
 
+    async def run_blocking(self, work: Callable[[], T]) -> T:
+        """Run ``work`` in a worker thread."""
+        return await asyncio.to_thread(work)
+
 
 class VirtualClock(Clock):
     """Discrete-event time: waiting tasks wake in deadline order, as soon as all are waiting.
 
     A task that is not waiting on this clock (ready to run) always runs before time moves, so
-    the order of events is that of real time with infinitely fast computation.
+    the order of events is that of real time with infinitely fast computation. Only tasks that
+    wait on this clock or on each other may share it: a task waiting on a socket or a thread
+    would see time jump past it.
     """
 
-    YIELDS = 50
-    """Event-loop turns given to ready tasks before time moves (plenty for in-process systems,
-    whose steps do not await anything but this clock)."""
+    MAX_YIELDS = 1000
+    """Event-loop turns given to ready tasks before time moves regardless (a guard against a
+    task that never waits)."""
 
     def __init__(self, start_ns: int = 0) -> None:
         self._now = start_ns
@@ -86,14 +103,34 @@ class VirtualClock(Clock):
             self._driver = asyncio.get_running_loop().create_task(self._drive())
         await future
 
+    async def run_blocking(self, work: Callable[[], T]) -> T:
+        """Run ``work`` inline: no virtual time passes while it computes."""
+        return work()
+
     async def _drive(self) -> None:
+        loop = asyncio.get_running_loop()
         while self._waiters:
-            for _ in range(self.YIELDS):
-                await asyncio.sleep(0)
-            deadline, _, future = heapq.heappop(self._waiters)
+            await _settle(loop, self.MAX_YIELDS)
+            deadline = self._waiters[0][0]
             self._now = max(self._now, deadline)
-            if not future.done():
-                future.set_result(None)
+            while self._waiters and self._waiters[0][0] == deadline:
+                future = heapq.heappop(self._waiters)[2]
+                if not future.done():
+                    future.set_result(None)
+
+
+async def _settle(loop: asyncio.AbstractEventLoop, limit: int) -> None:
+    """Yield until no other callback is ready to run (or ``limit`` turns have passed).
+
+    CPython's event loop keeps its ready callbacks in ``_ready``; where that is missing, a fixed
+    number of turns stands in for it.
+    """
+    ready = getattr(loop, "_ready", None)
+    await asyncio.sleep(0)
+    for _ in range(limit if ready is not None else 50):
+        if ready is not None and not ready:
+            return
+        await asyncio.sleep(0)
 
 
 SWITCH_INTERVAL_S = 0.001

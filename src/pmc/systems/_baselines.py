@@ -1,0 +1,82 @@
+"""The reference systems: never speak, always speak, the person and the shuffled person.
+
+They define the ends of every scale (paper section 4.3; DESIGN "Systems"): never-speak holds
+every pause and never replies; always-speak talks from the first frame to the end; the person
+replays the real reply at its real time (the ceiling); the shuffled person replays another
+point's reply at that same time (the similarity floor).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from pmc.audio import FloatArray
+from pmc.clock import Clock
+from pmc.systems._adapter import Reference, register_adapter
+from pmc.systems._card import SystemCard
+from pmc.systems._local import LocalAdapter
+from pmc.tts import VoiceHint, create_tts
+
+CHUNK_S = 0.2
+"""Output audio is sent in 200 ms chunks, each when it starts playing, like a streaming TTS."""
+
+MONOLOGUE = (
+    "Let me tell you about the garden behind our old house. Every spring my mother planted "
+    "tomatoes, beans and far too many sunflowers, and every summer the birds ate half of them. "
+    "We never minded, because the sunflowers grew taller than the fence and the whole street "
+    "could see them."
+)
+"""What always-speak says, looped for as long as the rollout lasts."""
+
+
+@functools.cache
+def spoken(text: str) -> FloatArray:
+    """``text`` in the bundled voice (cached: a reference reply is spoken once per process)."""
+    return create_tts().speak(text, VoiceHint())
+
+
+@register_adapter("never-speak")
+class NeverSpeak(LocalAdapter):
+    """Listens and says nothing."""
+
+
+@register_adapter("always-speak")
+class AlwaysSpeak(LocalAdapter):
+    """Talks from the first frame until the session closes."""
+
+    LOOPS = 8
+    """About 2 minutes of speech: longer than any rollout (live stream plus the 30 s cap)."""
+
+    def on_start(self) -> None:
+        """Start the monologue at the stream clock's origin."""
+        voice = spoken(MONOLOGUE)
+        audio = np.tile(voice, self.LOOPS)
+        self.spawn(self.speak_at(self.stream_ns(0.0), audio, MONOLOGUE, CHUNK_S))
+
+
+@register_adapter("person")
+class Person(LocalAdapter):
+    """Replays the reference reply it is given, starting at the reference's time.
+
+    With no reference (a pause: the person held it) it stays silent.
+    """
+
+    TAKES_REFERENCE = True
+
+    def __init__(self, card: SystemCard, clock: Clock) -> None:
+        super().__init__(card, clock)
+        self.reference: Reference | None = None
+
+    def give_reference(self, reference: Reference | None) -> None:
+        """The reply to replay."""
+        self.reference = reference
+
+    def on_start(self) -> None:
+        """Schedule the reply on the stream clock."""
+        ref = self.reference
+        if ref is None:
+            return
+        audio = ref.audio if ref.audio is not None else spoken(ref.text)
+        self.spawn(self.speak_at(self.stream_ns(ref.start_stream_s), audio, ref.text, CHUNK_S))
