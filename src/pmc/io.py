@@ -11,6 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+FILE_MODE = 0o644
+
 
 @contextmanager
 def atomic_open(path: Path, mode: str = "w") -> Iterator[IO[Any]]:
@@ -20,6 +22,7 @@ def atomic_open(path: Path, mode: str = "w") -> Iterator[IO[Any]]:
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.fchmod(fd, FILE_MODE)  # mkstemp makes files private; outputs are meant to be shared
     try:
         encoding = None if "b" in mode else "utf-8"
         with os.fdopen(fd, mode, encoding=encoding) as handle:

@@ -12,6 +12,7 @@ from pmc.cli._corpus import corpus
 from pmc.cli._demo import demo
 from pmc.cli._labels import labels_command, select_command
 from pmc.cli._points import points_command
+from pmc.cli._run import run_command
 from pmc.errors import PmcError
 
 
@@ -39,6 +40,7 @@ cli.add_command(corpus)
 cli.add_command(labels_command)
 cli.add_command(select_command)
 cli.add_command(points_command)
+cli.add_command(run_command)
 cli.add_command(demo)
 cli.add_command(bench)
 

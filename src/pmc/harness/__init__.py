@@ -1,13 +1,31 @@
 """Harness stage: real-time streaming of points to systems, and exact records of what they did.
 
-Built so far: the clocks, the frame streamer, playback reconstruction, the timing audit and
-the trace recorder.
+The protocol per point kind (``_protocol``), one rollout (``_rollout``), and the resumable
+run over every system and point (``_stage``), on real or virtual clocks.
 """
 
 from pmc.clock import NS_PER_S, Clock, RealClock, VirtualClock, responsive_interpreter
 from pmc.harness._audit import LATE_BOUND_MS, TimingAudit, audit
+from pmc.harness._inputs import live_for, preload_for, reference_for, rollout_seed
+from pmc.harness._monitor import SpeechMonitor
 from pmc.harness._playback import Chunk, Played, reconstruct
-from pmc.harness._streamer import FrameTiming, frame_ns, stream_frames
+from pmc.harness._protocol import ProtocolParams, Schedule, Send, StopReason, hosted_commit
+from pmc.harness._rollout import RolloutJob, RolloutResult, run_rollout
+from pmc.harness._stage import (
+    ERROR_FILE,
+    RUN_FILE,
+    TRACE_FILE,
+    ClockKind,
+    RunSettings,
+    SystemTally,
+    clock_for,
+    default_run_id,
+    points_for,
+    rollout_dir,
+    run_rollouts,
+    runs_dir,
+)
+from pmc.harness._streamer import FrameTiming, Tick, frame_ns, stream_frames, stream_until
 from pmc.harness._trace import (
     TRACE_SCHEMA_VERSION,
     OutputRecord,
@@ -18,24 +36,51 @@ from pmc.harness._trace import (
 )
 
 __all__ = [
+    "ERROR_FILE",
     "LATE_BOUND_MS",
     "NS_PER_S",
+    "RUN_FILE",
+    "TRACE_FILE",
     "TRACE_SCHEMA_VERSION",
     "Chunk",
     "Clock",
+    "ClockKind",
     "FrameTiming",
     "OutputRecord",
     "Played",
+    "ProtocolParams",
     "RealClock",
+    "RolloutJob",
+    "RolloutResult",
     "RolloutTrace",
+    "RunSettings",
+    "Schedule",
+    "Send",
+    "SpeechMonitor",
+    "StopReason",
+    "SystemTally",
+    "Tick",
     "TimingAudit",
     "TraceRecorder",
     "VirtualClock",
     "audit",
+    "clock_for",
+    "default_run_id",
     "frame_ns",
+    "hosted_commit",
+    "live_for",
+    "points_for",
+    "preload_for",
     "read_rollout",
     "reconstruct",
+    "reference_for",
     "responsive_interpreter",
+    "rollout_dir",
+    "rollout_seed",
+    "run_rollout",
+    "run_rollouts",
+    "runs_dir",
     "stream_frames",
+    "stream_until",
     "write_rollout",
 ]

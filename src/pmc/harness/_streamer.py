@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from enum import Enum
+from typing import TypeVar
 
 from pmc.clock import NS_PER_S, Clock
+
+F = TypeVar("F")
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,43 @@ class FrameTiming:
 def frame_ns(frame_samples: int, sample_rate: int) -> int:
     """A frame's length in nanoseconds (exact for 20 and 80 ms at 24 kHz)."""
     return frame_samples * NS_PER_S // sample_rate
+
+
+class Tick(Enum):
+    """What a frame deadline brings besides a frame to send."""
+
+    SKIP = "skip"
+    """Nothing to send at this deadline (a hosted system after its end of input)."""
+    STOP = "stop"
+    """The stream is over."""
+
+
+async def stream_until(
+    clock: Clock,
+    frame_length_ns: int,
+    t0_ns: int,
+    next_frame: Callable[[int], Awaitable[F | Tick]],
+    send: Callable[[int, F], Awaitable[None]],
+) -> tuple[list[FrameTiming], int]:
+    """Stream frames from ``t0_ns`` until ``next_frame`` says stop; frame i at t0 + (i+1) x frame.
+
+    ``next_frame(i)`` is awaited at deadline i, so it can look at what has happened so far (the
+    protocol's stop rules) and act on it (a hosted system's end of input). Returns the timings
+    of the frames sent and the deadline at which the stream stopped.
+    """
+    timings: list[FrameTiming] = []
+    i = 0
+    while True:
+        deadline = t0_ns + (i + 1) * frame_length_ns
+        await clock.sleep_until(deadline)
+        frame = await next_frame(i)
+        if frame is Tick.STOP:
+            return timings, deadline
+        if not isinstance(frame, Tick):
+            sent = clock.now_ns()
+            await send(i, frame)
+            timings.append(FrameTiming(i, deadline, sent))
+        i += 1
 
 
 async def stream_frames(

@@ -19,7 +19,7 @@ import soundfile as sf
 from pmc import io
 from pmc.audio import SAMPLE_RATE, FloatArray, wav_bytes
 from pmc.clock import Clock
-from pmc.harness._audit import TimingAudit, audit
+from pmc.harness._audit import LATE_BOUND_MS, TimingAudit, audit
 from pmc.harness._playback import Chunk, Played, reconstruct
 from pmc.harness._streamer import FrameTiming
 from pmc.io import schema_version
@@ -74,6 +74,9 @@ class RolloutTrace:
         outputs: Every message received, in arrival order.
         audit: The timing audit.
         card: The system card as it was.
+        protocol: What the protocol did: the point's kind and boundaries on the stream clock,
+            why and when the stream stopped, when input was ended, the adapter's version, the
+            seed, the clock, and which reply a reference system was given.
     """
 
     point_id: str
@@ -84,6 +87,7 @@ class RolloutTrace:
     outputs: tuple[OutputRecord, ...]
     audit: TimingAudit
     card: dict[str, Any] = field(default_factory=dict)
+    protocol: dict[str, Any] = field(default_factory=dict)
     schema_version: int = TRACE_SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -98,6 +102,7 @@ class RolloutTrace:
             "outputs": [o.to_dict() for o in self.outputs],
             "audit": self.audit.to_dict(),
             "card": self.card,
+            "protocol": self.protocol,
         }
 
     @classmethod
@@ -113,6 +118,7 @@ class RolloutTrace:
             outputs=tuple(OutputRecord.from_dict(o) for o in data["outputs"]),
             audit=TimingAudit.from_dict(data["audit"]),
             card=dict(data.get("card", {})),
+            protocol=dict(data.get("protocol", {})),
             schema_version=version,
         )
 
@@ -155,9 +161,18 @@ class TraceRecorder:
         inputs: list[FrameTiming],
         card: dict[str, Any],
         length_s: float | None = None,
+        protocol: dict[str, Any] | None = None,
+        bound_ms: float = LATE_BOUND_MS,
     ) -> tuple[RolloutTrace, Played]:
-        """The trace and the played track, once the rollout has ended."""
+        """The trace and the played track, once the rollout has ended.
+
+        With ``length_s`` the played track is exactly that long: what would have played after
+        the stream stopped is not heard.
+        """
         played = reconstruct(self.chunks(), t0_ns, self.interruptions(), length_s)
+        if length_s is not None:
+            n = round(length_s * SAMPLE_RATE)
+            played = Played(played.track[:n], played.dropped_samples, played.backlog_max_ms)
         trace = RolloutTrace(
             point_id,
             system,
@@ -165,8 +180,9 @@ class TraceRecorder:
             t0_ns,
             tuple(inputs),
             tuple(self._records),
-            audit(inputs, played.backlog_max_ms),
+            audit(inputs, played.backlog_max_ms, bound_ms),
             card,
+            protocol or {},
         )
         return trace, played
 

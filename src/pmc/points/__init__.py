@@ -1,10 +1,18 @@
 """Points stage: the moments every system is put at (paper section 3.3)."""
 
-from pmc.points._stage import DEFAULT_DRAW, Funnel, points_dir, read_points, run_points
+from pmc.points._stage import (
+    DEFAULT_DRAW,
+    MANIFEST_FILE,
+    Funnel,
+    points_dir,
+    read_points,
+    run_points,
+)
 from pmc.points._types import POINT_SCHEMA_VERSION, JudgeVerdict, Point, PointKind, point_id
 
 __all__ = [
     "DEFAULT_DRAW",
+    "MANIFEST_FILE",
     "POINT_SCHEMA_VERSION",
     "Funnel",
     "JudgeVerdict",

@@ -1,0 +1,127 @@
+"""``pmc run``: stream every point to each system in real time and record what it did."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from pmc.cli._ui import err, out, progress_bar, workdir_option
+from pmc.errors import PmcError
+from pmc.harness import ClockKind, RunSettings, SystemTally, default_run_id, run_rollouts, runs_dir
+from pmc.systems import SystemCard, find_card
+
+SYSTEMS_DIR = Path("systems")
+"""Cards are looked up here (relative to the current directory) when given by name."""
+
+
+def load_cards(names: tuple[str, ...], folder: Path) -> list[SystemCard]:
+    """The cards named (by name in ``folder``, or by path); ``all`` means every card there."""
+    if names == ("all",):
+        if not folder.is_dir():
+            raise PmcError(f"{folder}: no system cards here")
+        names = tuple(sorted(p.stem for p in folder.glob("*.toml")))
+    return [find_card(name, folder) for name in names]
+
+
+@click.command("run")
+@workdir_option
+@click.option(
+    "--system",
+    "systems",
+    multiple=True,
+    required=True,
+    metavar="CARD",
+    help="A system card: a name in --systems-dir or a path to a .toml. Repeat it for several; "
+    "'all' runs every card in --systems-dir.",
+)
+@click.option(
+    "--systems-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=SYSTEMS_DIR,
+    show_default=True,
+    help="Where cards named without a path live.",
+)
+@click.option(
+    "--rollouts",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Rollouts per point and system (rollout 0 is the scored one).",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=16,
+    show_default=True,
+    help="Real-time rollouts in flight at once over all systems; each card caps its own.",
+)
+@click.option(
+    "--run-id",
+    help="The run's folder under WORKDIR/runs; by default it is derived from the points, so "
+    "rerunning the same command resumes the same run.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="The run's seed.")
+@click.option(
+    "--clock",
+    type=click.Choice([c.value for c in ClockKind]),
+    default=ClockKind.AUTO.value,
+    show_default=True,
+    help="auto: virtual time for local systems (faster than real time, same outcomes), real "
+    "time for remote ones.",
+)
+@click.option(
+    "--retries",
+    type=click.IntRange(min=0),
+    default=2,
+    show_default=True,
+    help="Extra attempts for a rollout whose connection failed (more on the next resume).",
+)
+def run_command(
+    workdir: Path,
+    systems: tuple[str, ...],
+    systems_dir: Path,
+    rollouts: int,
+    concurrency: int,
+    run_id: str | None,
+    seed: int,
+    clock: str,
+    retries: int,
+) -> None:
+    """Run systems at every point, in real time, and record what they say and when.
+
+    Each rollout preloads the history, streams the live audio in real-time frames and records
+    every message with its receipt time. Writes WORKDIR/runs/RUN_ID/run.json and
+    rollouts/SYSTEM/POINT/K/ (trace.json, played.flac, output.wav). Rerunning the same command
+    keeps finished rollouts and retries failed ones.
+    """
+    cards = load_cards(systems, systems_dir)
+    settings = RunSettings(
+        run_id=run_id or default_run_id(workdir),
+        rollouts=rollouts,
+        seed=seed,
+        concurrency=concurrency,
+        clock=ClockKind(clock),
+        retries=retries,
+    )
+    with progress_bar(f"rollouts of {len(cards)} system(s)") as start:
+        tallies = run_rollouts(workdir, cards, settings, start)
+    print_tallies(settings.run_id, tallies)
+    out.print(f"run in {runs_dir(workdir) / settings.run_id}", soft_wrap=True)
+    failed = sum(t.failed for t in tallies.values())
+    if failed:
+        err.print(f"{failed} rollout(s) failed; rerun the same command to retry them")
+
+
+def print_tallies(run_id: str, tallies: dict[str, SystemTally]) -> None:
+    """Per-system counts, and the causes of failures."""
+    table = Table(title=f"Rollouts of {run_id}", title_justify="left")
+    for name in ("system", "done now", "kept", "failed", "late input"):
+        table.add_column(name, justify="left" if name == "system" else "right")
+    for system, t in tallies.items():
+        table.add_row(system, str(t.done), str(t.kept), str(t.failed), str(t.late))
+    out.print(table)
+    for system, t in tallies.items():
+        for cause, count in sorted(t.causes.items()):
+            err.print(f"{system}: {count} x {cause}", soft_wrap=True)

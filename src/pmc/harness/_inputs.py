@@ -1,0 +1,107 @@
+"""A rollout's inputs, read from the points stage's files: live audio, history, reference reply.
+
+Everything is read before the rollout starts, so the streaming loop touches no disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+
+from pmc import audio, io
+from pmc.audio import FloatArray
+from pmc.points import Point, PointKind
+from pmc.systems import Preload, Reference, SystemCard
+
+RECALL_LATENCY_MS = 500
+"""When the person answers a recall question, from the question's end, unless the card says
+otherwise. The corpus has no recorded answer to time it by; half a second is a typical
+conversational gap (paper section 5 gives human turn-end gaps of this order)."""
+
+
+def rollout_seed(seed: int, system: str, point_id: str, rollout: int) -> int:
+    """A seed per rollout from the run's seed and the rollout's identity (never its position)."""
+    key = f"{seed}|{system}|{point_id}|{rollout}".encode()
+    return int.from_bytes(hashlib.sha256(key).digest()[:4], "big")
+
+
+def _wav(points_dir: Path, point: Point, name: str) -> FloatArray:
+    """One of the point's cuts (24 kHz mono PCM16, written by the points stage)."""
+    return audio.read(audio.probe(points_dir / point.cuts[name]))
+
+
+def preload_for(points_dir: Path, point: Point, seed: int) -> Preload:
+    """The identity prompt and the history, both as audio and as messages."""
+    history = io.read_json(points_dir / point.cuts["history_text"])
+    return Preload(
+        identity_prompt=point.identity_prompt,
+        user_audio=_wav(points_dir, point, "history_user"),
+        system_audio=_wav(points_dir, point, "history_system"),
+        messages=list(history["messages"]),
+        seed=seed,
+    )
+
+
+def live_for(points_dir: Path, point: Point) -> FloatArray:
+    """The live stream of a point."""
+    return _wav(points_dir, point, "live")
+
+
+def _pick(point: Point, others: Sequence[Point]) -> Point | None:
+    """One of ``others``, chosen from the point's id so every run picks the same one."""
+    if not others:
+        return None
+    ordered = sorted(others, key=lambda p: p.point_id)
+    index = int(hashlib.sha256(point.point_id.encode()).hexdigest(), 16) % len(ordered)
+    return ordered[index]
+
+
+def _recall_latency_s(card: SystemCard) -> float:
+    return float(card.params.get("recall_latency_ms", RECALL_LATENCY_MS)) / 1000
+
+
+def reference_for(
+    card: SystemCard, point: Point, points: Sequence[Point], points_dir: Path
+) -> Reference | None:
+    """The reply a reference system replays at ``point`` (DESIGN "Systems").
+
+    The person (``reference = "own"``) replays its own reply at its real time; the shuffled
+    person (``"shuffled"``) another turn end's reply from the same conversation at that same
+    time (another conversation's only where the conversation has a single turn end). At recall
+    points the gold answer is spoken (the shuffled person answers a different question of the
+    conversation); at pauses both hold, as the person did.
+    """
+    mode = card.params.get("reference", "own")
+    if point.kind is PointKind.PAUSE:
+        return None
+    if point.kind is PointKind.TURN_END:
+        if point.reply_start_conv_s is None:
+            return None
+        source = point
+        if mode == "shuffled":
+            ends = [p for p in points if p.kind is PointKind.TURN_END and p != point]
+            same = [p for p in ends if p.conversation_id == point.conversation_id]
+            picked = _pick(point, same or ends)
+            if picked is None:
+                return None
+            source = picked
+        return Reference(
+            start_stream_s=point.reply_start_conv_s - point.stream_start_conv_s,
+            text=source.reply_text,
+            audio=_wav(points_dir, source, "reply"),
+            source_point_id=source.point_id,
+        )
+    source = point
+    if mode == "shuffled":
+        recall = [p for p in points if p.gold_answer and p.gold_answer != point.gold_answer]
+        same = [p for p in recall if p.conversation_id == point.conversation_id]
+        picked = _pick(point, same or recall)
+        if picked is None:
+            return None
+        source = picked
+    return Reference(
+        start_stream_s=point.boundary_stream_s + _recall_latency_s(card),
+        text=source.gold_answer,
+        source_point_id=source.point_id,
+    )

@@ -1,0 +1,73 @@
+"""What the stop rules need to know while a rollout runs: has the system spoken, and when last.
+
+The monitor places each output chunk on the stream clock as playback would (start at the later
+of arrival and the end of the previous chunk; an interruption cuts the queue) and marks where
+it is loud enough to open the speech gate. It is deliberately light, a few numpy operations per
+chunk, because it runs inside the streaming loop; the real gate and the words are computed
+after the rollout, in scoring (DESIGN "Protocol": nothing heavy runs in the loop).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pmc.audio import FloatArray
+from pmc.clock import NS_PER_S
+from pmc.gate import GateParams
+
+
+class SpeechMonitor:
+    """Output so far, on the stream clock, in samples from its origin."""
+
+    def __init__(self, t0_ns: int, sample_rate: int, gate: GateParams | None = None) -> None:
+        self.t0_ns = t0_ns
+        self.rate = sample_rate
+        self.gate = gate or GateParams()
+        self.window = max(1, round(self.gate.window_s * sample_rate))
+        self.played_until = 0
+        """Where queued playback ends (samples)."""
+        self.first_speech: int | None = None
+        self.last_speech_end: int | None = None
+        self.words = False
+        """The system has sent text with a word in it (its own transcript of what it says)."""
+        self.any_audio = False
+
+    def sample_at(self, t_ns: int) -> int:
+        """A clock instant as a sample index on the stream clock."""
+        return round((t_ns - self.t0_ns) * self.rate / NS_PER_S)
+
+    def audio(self, arrival_ns: int, samples: FloatArray) -> None:
+        """One chunk received: queue it for playback and note where it is loud."""
+        if not len(samples):
+            return
+        self.any_audio = True
+        start = max(self.sample_at(arrival_ns), self.played_until)
+        self.played_until = start + len(samples)
+        n = len(samples) // self.window
+        if n == 0:
+            return
+        frames = samples[: n * self.window].reshape(n, self.window).astype(np.float64)
+        loud = np.flatnonzero(np.sqrt((frames**2).mean(axis=1)) >= self.gate.open_rms)
+        if loud.size:
+            if self.first_speech is None:
+                self.first_speech = start + int(loud[0]) * self.window
+            self.last_speech_end = start + (int(loud[-1]) + 1) * self.window
+
+    def text(self, text: str) -> None:
+        """Text received: words, if it holds any."""
+        if any(ch.isalnum() for ch in text):
+            self.words = True
+
+    def interrupt(self, at_ns: int) -> None:
+        """Playback stopped at ``at_ns``: nothing queued after it will be heard."""
+        at = self.sample_at(at_ns)
+        self.played_until = min(self.played_until, at)
+        if self.last_speech_end is not None and self.last_speech_end > at:
+            self.last_speech_end = max(at, self.first_speech or at)
+
+    def silent_for(self, now_ns: int) -> float | None:
+        """Seconds since the last loud sample finished playing; None if never loud or playing."""
+        now = self.sample_at(now_ns)
+        if self.last_speech_end is None or self.played_until > now:
+            return None
+        return max(0, now - self.last_speech_end) / self.rate

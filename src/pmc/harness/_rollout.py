@@ -1,0 +1,183 @@
+"""One rollout: preload the history, stream the live audio in real time, record, stop by the rules.
+
+The receiver records every message the moment the adapter hands it over (its stamp was taken
+on receipt); the streamer sends frames at absolute deadlines and, at each deadline past the
+live audio, asks the protocol whether to go on. Nothing here transcribes, scores or writes
+files: that happens after the rollout, outside the loop (DESIGN "Protocol").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pmc.audio import FloatArray
+from pmc.clock import NS_PER_S, Clock, VirtualClock
+from pmc.harness._monitor import SpeechMonitor
+from pmc.harness._playback import Played
+from pmc.harness._protocol import ProtocolParams, Schedule, Send
+from pmc.harness._streamer import Tick, frame_ns, stream_until
+from pmc.harness._trace import RolloutTrace, TraceRecorder
+from pmc.points import Point
+from pmc.systems import (
+    EventKind,
+    Preload,
+    Reference,
+    SystemAdapter,
+    SystemCard,
+    TransportError,
+)
+
+HANDSHAKE_TIMEOUT_S = 60.0
+"""Connecting and preloading may take this long (a cold hosted session, a long history)."""
+CLOSE_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True)
+class RolloutJob:
+    """Everything one rollout needs, read from disk before the streaming starts.
+
+    Attributes:
+        point: The point.
+        card: The system's card.
+        rollout: Which rollout of the point (0 is the scored one).
+        seed: For systems that sample.
+        live: The live stream, mono float32 at the card's rate.
+        preload: The identity prompt and the history.
+        reference: The reply a reference system replays (None for everyone else).
+    """
+
+    point: Point
+    card: SystemCard
+    rollout: int
+    seed: int
+    live: FloatArray
+    preload: Preload
+    reference: Reference | None = None
+
+
+@dataclass(frozen=True)
+class RolloutResult:
+    """A finished rollout: its trace, its played track and the raw output."""
+
+    trace: RolloutTrace
+    played: Played
+    raw: FloatArray
+
+
+def _frames(live: FloatArray, size: int) -> list[FloatArray]:
+    """The live audio in frames, the last one padded with silence."""
+    padded = np.concatenate([live, np.zeros(-len(live) % size, dtype=np.float32)])
+    return [padded[i : i + size] for i in range(0, len(padded), size)]
+
+
+async def run_rollout(
+    job: RolloutJob, adapter: SystemAdapter, clock: Clock, params: ProtocolParams
+) -> RolloutResult:
+    """Run one rollout against ``adapter``; transport failures raise :class:`TransportError`."""
+    card = job.card
+    try:
+        async with asyncio.timeout(HANDSHAKE_TIMEOUT_S):
+            await adapter.connect()
+            if adapter.TAKES_REFERENCE:
+                adapter.give_reference(job.reference)
+            await adapter.preload(job.preload)
+    except TimeoutError:
+        await _close(adapter)
+        raise TransportError(f"handshake timed out after {HANDSHAKE_TIMEOUT_S:.0f} s") from None
+    except OSError as exc:
+        await _close(adapter)
+        raise TransportError(f"cannot connect: {exc}") from exc
+
+    recorder = TraceRecorder(clock)
+    t0 = clock.now_ns()
+    monitor = SpeechMonitor(t0, card.sample_rate)
+    receiver = asyncio.get_running_loop().create_task(_receive(adapter, recorder, monitor))
+    length = frame_ns(card.frame_samples, card.sample_rate)
+    live = _frames(job.live, card.frame_samples)
+    silence = np.zeros(card.frame_samples, dtype=np.float32)
+    point = job.point
+    schedule = Schedule(
+        point.kind, card.family, len(live), length, point.boundary_stream_s, monitor, params
+    )
+    committed_ns: int | None = None
+
+    async def next_frame(i: int) -> FloatArray | Tick:
+        nonlocal committed_ns
+        if receiver.done():
+            receiver.result()  # re-raises the transport's failure
+            raise TransportError("the system closed the session mid-stream")
+        if i == len(live) and schedule.commit:
+            committed_ns = clock.now_ns()
+            await adapter.end_of_input()
+        decision = schedule.decide(i)
+        if decision is Send.LIVE:
+            return live[i]
+        if decision is Send.SILENCE:
+            return silence
+        return decision
+
+    async def send(_: int, frame: FloatArray) -> None:
+        await adapter.send_frame(frame)
+
+    try:
+        timings, stop_ns = await stream_until(clock, length, t0, next_frame, send)
+    except OSError as exc:
+        raise TransportError(f"connection lost: {exc}") from exc
+    finally:
+        await _close(adapter)
+        receiver.cancel()
+        with contextlib.suppress(asyncio.CancelledError, TransportError, OSError):
+            await receiver
+
+    stop_s = (stop_ns - t0) / NS_PER_S
+    protocol: dict[str, Any] = {
+        "kind": point.kind.value,
+        "family": card.family.value,
+        "adapter_version": adapter.VERSION,
+        "clock": "virtual" if isinstance(clock, VirtualClock) else "real",
+        "seed": job.seed,
+        "live_s": len(live) * length / NS_PER_S,
+        "boundary_stream_s": point.boundary_stream_s,
+        "boundary_end_stream_s": point.boundary_end_stream_s,
+        "stop_reason": schedule.stop_reason.value if schedule.stop_reason else None,
+        "stop_stream_s": stop_s,
+        "end_of_input_stream_s": (None if committed_ns is None else (committed_ns - t0) / NS_PER_S),
+        "reference_point_id": job.reference.source_point_id if job.reference else None,
+        "params": params.to_dict(),
+    }
+    trace, played = recorder.finish(
+        point.point_id,
+        card.name,
+        job.rollout,
+        t0,
+        timings,
+        card.to_dict(),
+        length_s=stop_s,
+        protocol=protocol,
+        bound_ms=params.late_bound_ms,
+    )
+    return RolloutResult(trace, played, recorder.raw_audio())
+
+
+async def _receive(adapter: SystemAdapter, recorder: TraceRecorder, monitor: SpeechMonitor) -> None:
+    """Record every event as it arrives and keep the stop rules informed."""
+    async for event in adapter.events():
+        recorder.received(event)
+        if event.kind is EventKind.AUDIO:
+            monitor.audio(event.arrival_ns, event.samples)
+        elif event.kind is EventKind.TEXT:
+            monitor.text(event.text)
+        elif event.kind is EventKind.INTERRUPTED:
+            monitor.interrupt(event.arrival_ns)
+
+
+async def _close(adapter: SystemAdapter) -> None:
+    """Close the session; a system that will not close is left behind, not waited on."""
+    with contextlib.suppress(TimeoutError, TransportError, OSError):
+        async with asyncio.timeout(CLOSE_TIMEOUT_S):
+            await adapter.close()

@@ -1,0 +1,312 @@
+"""The rollouts stage: every selected system at every point, K times, resumable.
+
+``runs/<run_id>/run.json`` holds the cards, adapter versions, seed and protocol; each rollout
+lives in ``rollouts/<system>/<point_id>/<k>/``. A rollout is done when its ``trace.json``
+exists (written last, atomically), so rerunning the same command keeps finished rollouts,
+retries failed ones and never duplicates one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pmc import __version__, io
+from pmc.clock import Clock, RealClock, VirtualClock, responsive_interpreter
+from pmc.errors import PmcError
+from pmc.harness._inputs import live_for, preload_for, reference_for, rollout_seed
+from pmc.harness._protocol import ProtocolParams
+from pmc.harness._rollout import RolloutJob, run_rollout
+from pmc.harness._trace import write_rollout
+from pmc.points import MANIFEST_FILE, Point, PointKind, points_dir, read_points
+from pmc.systems import Family, SystemCard, TransportError, adapter_factory, create_adapter
+
+RUNS_DIR = "runs"
+RUN_FILE = "run.json"
+ERROR_FILE = "error.json"
+TRACE_FILE = "trace.json"
+RUN_SCHEMA_VERSION = 1
+RETRY_BACKOFF_S = 2.0
+"""Wait between attempts of a failed rollout (a hosted API's transient failure)."""
+
+
+class ClockKind(StrEnum):
+    """Which clock rollouts run on."""
+
+    AUTO = "auto"
+    """Virtual for local systems (faster than real time, same outcomes), real for the rest."""
+    REAL = "real"
+    VIRTUAL = "virtual"
+
+
+class Outcome(StrEnum):
+    """What became of one rollout in this invocation."""
+
+    DONE = "done"
+    KEPT = "kept"
+    """Finished by an earlier invocation of the same run."""
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How a run is made; what affects its results is recorded in ``run.json``.
+
+    Attributes:
+        run_id: The run's folder under ``runs/``.
+        rollouts: Rollouts per point and system (rollout 0 is the scored one).
+        seed: The run's seed; each rollout's seed derives from it and the rollout's identity.
+        concurrency: Rollouts in flight at once, over all systems (each card also has its own
+            limit).
+        clock: Which clock to use.
+        retries: Extra attempts for a rollout whose transport failed, within this invocation.
+        params: The protocol's numbers.
+    """
+
+    run_id: str
+    rollouts: int = 1
+    seed: int = 0
+    concurrency: int = 16
+    clock: ClockKind = ClockKind.AUTO
+    retries: int = 2
+    params: ProtocolParams = field(default_factory=ProtocolParams)
+
+
+@dataclass
+class SystemTally:
+    """Per-system counts of this invocation."""
+
+    done: int = 0
+    kept: int = 0
+    failed: int = 0
+    late: int = 0
+    """Rollouts whose input ran late past the bound (kept, and marked in their trace)."""
+    causes: dict[str, int] = field(default_factory=dict)
+
+
+def runs_dir(workdir: Path) -> Path:
+    """Where runs live."""
+    return workdir / RUNS_DIR
+
+
+def default_run_id(workdir: Path) -> str:
+    """A run id from the points it runs on, so that rerunning the same command resumes."""
+    manifest = points_dir(workdir) / MANIFEST_FILE
+    if not manifest.exists():
+        raise PmcError(f"{manifest}: no points here; run `pmc points` first")
+    return f"run-{io.sha256_file(manifest)[:10]}"
+
+
+def rollout_dir(run_dir: Path, system: str, point_id: str, rollout: int) -> Path:
+    """The folder of one rollout."""
+    return run_dir / "rollouts" / system / point_id / str(rollout)
+
+
+def clock_for(card: SystemCard, kind: ClockKind) -> ClockKind:
+    """The clock a card's rollouts use; only in-process systems can run on virtual time."""
+    if kind is ClockKind.AUTO:
+        return ClockKind.VIRTUAL if card.family is Family.LOCAL else ClockKind.REAL
+    if kind is ClockKind.VIRTUAL and card.family is not Family.LOCAL:
+        raise PmcError(f"system card {card.name}: a {card.family} system needs the real clock")
+    return kind
+
+
+def points_for(card: SystemCard, points: Sequence[Point]) -> list[Point]:
+    """The points a card runs: all, or the kinds its ``params.point_kinds`` lists."""
+    kinds = card.params.get("point_kinds")
+    if kinds is None:
+        return list(points)
+    try:
+        wanted = {PointKind(k) for k in kinds}
+    except ValueError as exc:
+        raise PmcError(f"system card {card.name}: params.point_kinds: {exc}") from None
+    return [p for p in points if p.kind in wanted]
+
+
+def _run_record(
+    workdir: Path, cards: Sequence[SystemCard], settings: RunSettings
+) -> dict[str, Any]:
+    manifest = points_dir(workdir) / MANIFEST_FILE
+    return {
+        "schema_version": RUN_SCHEMA_VERSION,
+        "run_id": settings.run_id,
+        "pmc_version": __version__,
+        "points_manifest_sha256": io.sha256_file(manifest),
+        "seed": settings.seed,
+        "rollouts": settings.rollouts,
+        "protocol": settings.params.to_dict(),
+        "systems": {
+            card.name: {
+                "card": card.to_dict(),
+                "adapter_version": getattr(adapter_factory(card), "VERSION", "unknown"),
+                "clock": clock_for(card, settings.clock).value,
+            }
+            for card in cards
+        },
+    }
+
+
+def _merge_run_record(path: Path, new: dict[str, Any]) -> dict[str, Any]:
+    """Check an existing ``run.json`` agrees with this invocation; add its new systems."""
+    if not path.exists():
+        return new
+    old = io.read_json(path)
+    io.schema_version(old, RUN_SCHEMA_VERSION, "run record")
+    for key in ("points_manifest_sha256", "seed", "protocol"):
+        if old.get(key) != new[key]:
+            raise PmcError(
+                f"{path}: this run was made with another {key.replace('_', ' ')}; "
+                "resume it with the same settings or start a new --run-id"
+            )
+    systems = dict(old.get("systems", {}))
+    for name, entry in new["systems"].items():
+        if name in systems and systems[name] != entry:
+            raise PmcError(
+                f"{path}: system {name} has changed since this run started (card, adapter "
+                "version or clock); start a new --run-id"
+            )
+        systems[name] = entry
+    return {**old, "systems": systems, "rollouts": max(old["rollouts"], new["rollouts"])}
+
+
+def remove_partial_files(run_dir: Path) -> int:
+    """Delete temporary files a killed process left behind; returns how many."""
+    removed = 0
+    for tmp in run_dir.glob("rollouts/**/.*.tmp"):
+        tmp.unlink(missing_ok=True)
+        removed += 1
+    return removed
+
+
+@dataclass(frozen=True)
+class _Task:
+    card: SystemCard
+    point: Point
+    rollout: int
+    folder: Path
+
+
+def run_rollouts(
+    workdir: Path,
+    cards: Sequence[SystemCard],
+    settings: RunSettings,
+    start: Callable[[int], Callable[[], None]] | None = None,
+) -> dict[str, SystemTally]:
+    """Run every card at every point ``settings.rollouts`` times; resume what a run began.
+
+    Args:
+        workdir: The working directory (points come from its ``points/``).
+        cards: The systems.
+        settings: How to run.
+        start: Progress hook: ``start(total)`` returns the function called per rollout.
+    """
+    if not cards:
+        raise PmcError("no system given; name at least one card with --system")
+    names = [c.name for c in cards]
+    if len(set(names)) != len(names):
+        raise PmcError(f"a system is named twice: {', '.join(names)}")
+    points = read_points(workdir)
+    run_dir = runs_dir(workdir) / settings.run_id
+    record = _merge_run_record(run_dir / RUN_FILE, _run_record(workdir, cards, settings))
+    io.write_json(run_dir / RUN_FILE, record)
+    remove_partial_files(run_dir)
+
+    tallies = {c.name: SystemTally() for c in cards}
+    tasks = [
+        _Task(card, point, k, rollout_dir(run_dir, card.name, point.point_id, k))
+        for card in cards
+        for point in points_for(card, points)
+        for k in range(settings.rollouts)
+    ]
+    advance = start(len(tasks)) if start else (lambda: None)
+    todo = []
+    for task in tasks:
+        if (task.folder / TRACE_FILE).exists():
+            tallies[task.card.name].kept += 1
+            advance()
+        else:
+            todo.append(task)
+    virtual = [t for t in todo if clock_for(t.card, settings.clock) is ClockKind.VIRTUAL]
+    real = [t for t in todo if t not in virtual]
+    pdir = points_dir(workdir)
+    with responsive_interpreter():
+        # Virtual-clock rollouts are pure computation: one at a time, before the real-time ones
+        # so they never compete with a live stream for the interpreter.
+        asyncio.run(_run_all(virtual, 1, points, pdir, settings, tallies, advance))
+        asyncio.run(_run_all(real, settings.concurrency, points, pdir, settings, tallies, advance))
+    return tallies
+
+
+async def _run_all(
+    tasks: Sequence[_Task],
+    concurrency: int,
+    points: Sequence[Point],
+    pdir: Path,
+    settings: RunSettings,
+    tallies: dict[str, SystemTally],
+    advance: Callable[[], None],
+) -> None:
+    overall = asyncio.Semaphore(concurrency)
+    per_card = {t.card.name: asyncio.Semaphore(t.card.concurrency) for t in tasks}
+
+    async def one(task: _Task) -> None:
+        async with overall, per_card[task.card.name]:
+            await _run_task(task, points, pdir, settings, tallies[task.card.name])
+        advance()
+
+    await asyncio.gather(*(one(t) for t in tasks))
+
+
+async def _run_task(
+    task: _Task,
+    points: Sequence[Point],
+    pdir: Path,
+    settings: RunSettings,
+    tally: SystemTally,
+) -> None:
+    """One rollout with its retries; its files, or an ``error.json`` saying why not."""
+    card, point = task.card, task.point
+    seed = rollout_seed(settings.seed, card.name, point.point_id, task.rollout)
+
+    def load() -> RolloutJob:
+        reference = None
+        if getattr(adapter_factory(card), "TAKES_REFERENCE", False):
+            reference = reference_for(card, point, points, pdir)
+        return RolloutJob(
+            point,
+            card,
+            task.rollout,
+            seed,
+            live_for(pdir, point),
+            preload_for(pdir, point, seed),
+            reference,
+        )
+
+    job = await asyncio.to_thread(load)
+    kind = clock_for(card, settings.clock)
+    causes: list[str] = []
+    for attempt in range(settings.retries + 1):
+        if attempt:
+            await asyncio.sleep(RETRY_BACKOFF_S * attempt)
+        clock: Clock = VirtualClock() if kind is ClockKind.VIRTUAL else RealClock()
+        try:
+            result = await run_rollout(job, create_adapter(card, clock), clock, settings.params)
+        except TransportError as exc:
+            causes.append(f"transport: {exc}")
+            continue
+        await asyncio.to_thread(write_rollout, task.folder, result.trace, result.played, result.raw)
+        with contextlib.suppress(FileNotFoundError):
+            (task.folder / ERROR_FILE).unlink()
+        tally.done += 1
+        tally.late += int(result.trace.audit.late)
+        return
+    tally.failed += 1
+    cause = causes[-1]
+    tally.causes[cause] = tally.causes.get(cause, 0) + 1
+    error = {"point_id": point.point_id, "system": card.name, "attempts": causes}
+    await asyncio.to_thread(io.write_json, task.folder / ERROR_FILE, error)

@@ -1,0 +1,65 @@
+"""A scripted in-process system: says given things at given stream times, or fails on purpose.
+
+For tests of the protocol and the run stage. A card with ``adapter = "scripted"`` takes
+``params.say``: a list of ``{"at_s", "seconds", "text", "rms"}`` (a tone of that length and
+loudness starting at that stream time, with its text).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from pmc.audio import FloatArray
+from pmc.clock import Clock
+from pmc.systems import LocalAdapter, SystemCard, TransportError, register_adapter
+
+
+def tone(seconds: float, rms: float = 0.1, rate: int = 24_000, hz: float = 220.0) -> FloatArray:
+    """A sine tone with the given RMS (a stand-in for speech that opens the gate)."""
+    t = np.arange(round(seconds * rate)) / rate
+    wave = rms * np.sqrt(2) * np.sin(2 * np.pi * hz * t)
+    return np.asarray(wave, dtype=np.float32)
+
+
+@register_adapter("scripted")
+class ScriptedSystem(LocalAdapter):
+    """Speaks a script; fails where the test says.
+
+    Class attributes let a test make it fail without changing its card (a changed card would be
+    a different system): the next ``refuse`` connections are refused; with ``drop_after_frames``
+    the session closes mid-stream after that many frames.
+    """
+
+    refuse: ClassVar[int] = 0
+    drop_after_frames: ClassVar[int | None] = None
+
+    def __init__(self, card: SystemCard, clock: Clock) -> None:
+        super().__init__(card, clock)
+        self.commits: list[int] = []
+        self.frames_received = 0
+
+    async def connect(self) -> None:
+        """Refuse if told to."""
+        if ScriptedSystem.refuse > 0:
+            ScriptedSystem.refuse -= 1
+            raise TransportError("connection refused (scripted)")
+
+    def on_start(self) -> None:
+        """Schedule the script."""
+        for line in self.card.params.get("say", []):
+            item: dict[str, Any] = dict(line)
+            audio = tone(float(item["seconds"]), float(item.get("rms", 0.1)))
+            at = self.stream_ns(float(item["at_s"]))
+            self.spawn(self.speak_at(at, audio, str(item.get("text", "")), 0.2))
+
+    async def on_frame(self, samples: FloatArray) -> None:
+        """Count frames; drop the session if told to."""
+        self.frames_received += 1
+        if self.drop_after_frames is not None and self.frames_received > self.drop_after_frames:
+            raise TransportError("connection closed by the system (scripted)")
+
+    async def end_of_input(self) -> None:
+        """Note when input was ended."""
+        self.commits.append(self.clock.now_ns())

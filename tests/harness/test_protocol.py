@@ -1,0 +1,178 @@
+"""The protocol per point kind: what is streamed, when input ends, and why a rollout stops."""
+
+import asyncio
+from typing import Any
+
+import numpy as np
+import pytest
+
+from pmc.clock import NS_PER_S, VirtualClock
+from pmc.corpus import Channel
+from pmc.harness import ProtocolParams, RolloutResult, StopReason, run_rollout
+from pmc.harness._rollout import RolloutJob
+from pmc.points import Point, PointKind
+from pmc.systems import Family, Preload, SystemCard, TransportError
+from pmc.testing.systems import ScriptedSystem, tone
+
+PARAMS = ProtocolParams()
+FRAME_S = 0.02
+
+
+def point(kind: PointKind, live_s: float, boundary_s: float, boundary_end_s: float) -> Point:
+    return Point(
+        point_id=f"{kind.value}-test",
+        kind=kind,
+        conversation_id="c",
+        user=Channel.A,
+        system=Channel.B,
+        history_start_conv_s=0.0,
+        stream_start_conv_s=10.0,
+        boundary_conv_s=10.0 + boundary_s,
+        boundary_stream_s=boundary_s,
+        boundary_end_conv_s=10.0 + boundary_end_s,
+        boundary_end_stream_s=boundary_end_s,
+        stream_end_conv_s=10.0 + live_s,
+    )
+
+
+def card(say: list[dict[str, Any]], family: Family = Family.LOCAL) -> SystemCard:
+    return SystemCard("scripted-test", "scripted", family, params={"say": say})
+
+
+def rollout(
+    kind: PointKind,
+    say: list[dict[str, Any]],
+    family: Family = Family.LOCAL,
+    live_s: float = 2.0,
+    boundary_s: float = 2.0,
+    boundary_end_s: float | None = None,
+) -> tuple[RolloutResult, ScriptedSystem]:
+    p = point(kind, live_s, boundary_s, boundary_s if boundary_end_s is None else boundary_end_s)
+    c = card(say, family)
+    live = tone(live_s, 0.05)
+    empty = np.zeros(0, dtype=np.float32)
+    job = RolloutJob(p, c, 0, 0, live, Preload("you are a test", empty, empty, []))
+    clock = VirtualClock()
+    adapter = ScriptedSystem(c, clock)
+    return asyncio.run(run_rollout(job, adapter, clock, PARAMS)), adapter
+
+
+def stop(result: RolloutResult) -> tuple[StopReason, float]:
+    protocol = result.trace.protocol
+    return StopReason(protocol["stop_reason"]), protocol["stop_stream_s"]
+
+
+def test_a_silent_system_at_a_pause_gets_3_s_of_drain_and_8_s_more() -> None:
+    result, adapter = rollout(PointKind.PAUSE, [], live_s=4.0, boundary_s=1.5, boundary_end_s=2.5)
+    reason, at = stop(result)
+    assert reason is StopReason.DRAINED
+    assert at == pytest.approx(4.0 + 3.0 + 8.0, abs=FRAME_S)
+    # Every deadline until the stop sent a frame: live audio, then silence.
+    assert adapter.frames_received == round((4.0 + 11.0) / FRAME_S)
+    assert len(result.played.track) == round(at * 24_000)
+
+
+def test_a_pause_drain_ends_after_3_s_once_the_system_has_spoken() -> None:
+    say = [{"at_s": 5.0, "seconds": 0.5, "text": "yes"}]
+    reason, at = stop(rollout(PointKind.PAUSE, say, live_s=4.0, boundary_s=1.5)[0])
+    assert reason is StopReason.DRAINED
+    assert at == pytest.approx(4.0 + 3.0, abs=FRAME_S)
+
+
+def test_a_late_first_audio_ends_the_extended_drain_at_once() -> None:
+    say = [{"at_s": 4.0 + 5.0, "seconds": 0.5, "text": "yes"}]
+    reason, at = stop(rollout(PointKind.PAUSE, say, live_s=4.0, boundary_s=1.5)[0])
+    assert reason is StopReason.DRAINED
+    assert at == pytest.approx(4.0 + 5.0, abs=2 * FRAME_S)
+
+
+def test_a_reply_stops_the_rollout_2_s_after_its_speech_ends() -> None:
+    say = [{"at_s": 2.5, "seconds": 1.5, "text": "that sounds lovely"}]
+    result, _ = rollout(PointKind.TURN_END, say)
+    reason, at = stop(result)
+    assert reason is StopReason.REPLIED
+    assert at == pytest.approx(2.5 + 1.5 + 2.0, abs=2 * FRAME_S)
+    # The played track holds the reply where it was played, its silences kept.
+    track = result.played.track
+    assert np.abs(track[: int(2.4 * 24_000)]).max() == 0
+    assert np.sqrt(np.mean(track[int(2.6 * 24_000) : int(3.9 * 24_000)] ** 2)) > 0.05
+
+
+def test_nothing_said_stops_8_s_after_the_turn_end() -> None:
+    reason, at = stop(rollout(PointKind.TURN_END, [])[0])
+    assert reason is StopReason.NO_REPLY
+    assert at == pytest.approx(2.0 + 8.0, abs=FRAME_S)
+
+
+def test_sound_without_words_is_not_a_reply() -> None:
+    # Murmur (audio, no text) must not keep the rollout going to the cap.
+    say = [{"at_s": 2.2, "seconds": 20.0, "text": "", "rms": 0.012}]
+    reason, at = stop(rollout(PointKind.TURN_END, say)[0])
+    assert reason is StopReason.NO_REPLY
+    assert at == pytest.approx(10.0, abs=FRAME_S)
+
+
+def test_a_backchannel_before_the_turn_end_is_not_the_reply() -> None:
+    say = [
+        {"at_s": 0.5, "seconds": 0.3, "text": "mm-hm"},
+        {"at_s": 6.0, "seconds": 1.0, "text": "right, so then what happened"},
+    ]
+    reason, at = stop(rollout(PointKind.TURN_END, say)[0])
+    assert reason is StopReason.REPLIED
+    assert at == pytest.approx(6.0 + 1.0 + 2.0, abs=2 * FRAME_S)
+
+
+def test_a_system_that_keeps_talking_is_stopped_at_the_cap() -> None:
+    say = [{"at_s": 0.0, "seconds": 60.0, "text": "blah blah"}]
+    result, _ = rollout(PointKind.TURN_END, say)
+    reason, at = stop(result)
+    assert reason is StopReason.CAP
+    assert at == pytest.approx(2.0 + 30.0, abs=FRAME_S)
+    # Still speaking at the cap, on the played track, which ends at the stop.
+    assert len(result.played.track) == round(at * 24_000)
+    assert np.sqrt(np.mean(result.played.track[-2400:] ** 2)) > 0.05
+
+
+def test_recall_points_end_like_turn_ends() -> None:
+    say = [{"at_s": 3.0, "seconds": 1.0, "text": "Paris"}]
+    reason, at = stop(rollout(PointKind.FACT_RECALL, say)[0])
+    assert reason is StopReason.REPLIED
+    assert at == pytest.approx(6.0, abs=2 * FRAME_S)
+
+
+def test_a_hosted_system_gets_an_end_of_input_at_the_turn_end_and_no_more_frames() -> None:
+    say = [{"at_s": 3.0, "seconds": 1.0, "text": "sure"}]
+    result, adapter = rollout(PointKind.TURN_END, say, family=Family.HOSTED)
+    assert adapter.frames_received == round(2.0 / FRAME_S)
+    assert [(t - result.trace.t0_ns) / NS_PER_S for t in adapter.commits] == pytest.approx(
+        [2.0 + FRAME_S]
+    )
+    assert result.trace.protocol["end_of_input_stream_s"] == pytest.approx(2.0 + FRAME_S)
+    assert stop(result)[0] is StopReason.REPLIED
+
+
+def test_a_hosted_system_at_a_pause_keeps_its_endpointer_and_hears_the_drain() -> None:
+    _, adapter = rollout(PointKind.PAUSE, [], family=Family.HOSTED, boundary_s=1.0)
+    assert adapter.commits == []
+    assert adapter.frames_received == round((2.0 + 11.0) / FRAME_S)
+
+
+def test_a_session_dropped_mid_stream_is_a_transport_error() -> None:
+    ScriptedSystem.drop_after_frames = 30
+    try:
+        with pytest.raises(TransportError, match="closed"):
+            rollout(PointKind.TURN_END, [])
+    finally:
+        ScriptedSystem.drop_after_frames = None
+
+
+def test_input_frames_go_out_at_their_deadlines_on_the_virtual_clock() -> None:
+    result, _ = rollout(PointKind.TURN_END, [])
+    timings = result.trace.inputs
+    assert [t.scheduled_ns - result.trace.t0_ns for t in timings[:3]] == [
+        20_000_000,
+        40_000_000,
+        60_000_000,
+    ]
+    assert result.trace.audit.lateness_max_ms == 0.0
+    assert not result.trace.audit.late
