@@ -37,6 +37,7 @@ def test_expected_commands_exist() -> None:
         "corpus import demo",
         "corpus info",
         "demo",
+        "run",
     } <= paths
 
 

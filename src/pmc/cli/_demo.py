@@ -9,9 +9,12 @@ import click
 from pmc.cli._corpus import import_demo_corpus, info
 from pmc.cli._labels import labels_command, select_command
 from pmc.cli._points import points_command
+from pmc.cli._run import SYSTEMS_DIR, load_cards, run_command
 from pmc.cli._ui import out
+from pmc.systems import Family
 
-NEXT_STAGES = ("rollouts", "scores", "report")
+NEXT_STAGES = ("scores", "report")
+DEMO_RUN = "demo"
 """Stages of the pipeline (DESIGN "The pipeline") not yet built into the demo."""
 
 
@@ -23,9 +26,20 @@ NEXT_STAGES = ("rollouts", "scores", "report")
     show_default=True,
     help="Working directory for the demo.",
 )
+@click.option(
+    "--systems-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=SYSTEMS_DIR,
+    show_default=True,
+    help="System cards; the demo runs every local one.",
+)
 @click.pass_context
-def demo(ctx: click.Context, workdir: Path) -> None:
-    """Run every stage built so far on the bundled demo corpus, offline."""
+def demo(ctx: click.Context, workdir: Path, systems_dir: Path) -> None:
+    """Run every stage built so far on the bundled demo corpus, offline.
+
+    Corpus, labels, selection, points, then rollouts of every local system (the reference
+    systems and the endpointer cascades) in the run WORKDIR/runs/demo.
+    """
     import_demo_corpus(workdir)
     ctx.invoke(info, workdir=workdir, per_conversation=True)
     ctx.invoke(labels_command, workdir=workdir)
@@ -33,5 +47,13 @@ def demo(ctx: click.Context, workdir: Path) -> None:
     # Seamless's 1,395 and would keep one or two of ten, so the demo keeps them all.
     ctx.invoke(select_command, workdir=workdir, cutoff=0.0)
     ctx.invoke(points_command, workdir=workdir)
+    local = [c.name for c in load_cards(("all",), systems_dir) if c.family is Family.LOCAL]
+    ctx.invoke(
+        run_command,
+        workdir=workdir,
+        systems=tuple(local),
+        systems_dir=systems_dir,
+        run_id=DEMO_RUN,
+    )
     out.print(f"demo ready in {workdir}")
     out.print("stages still to come: " + " -> ".join(NEXT_STAGES))

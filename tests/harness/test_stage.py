@@ -1,0 +1,188 @@
+"""The rollouts stage: reference systems on real point files, resume, failures, determinism."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pmc import io
+from pmc.errors import PmcError
+from pmc.harness import (
+    ERROR_FILE,
+    RUN_FILE,
+    TRACE_FILE,
+    ClockKind,
+    RunSettings,
+    StopReason,
+    read_rollout,
+    rollout_dir,
+    run_rollouts,
+    runs_dir,
+)
+from pmc.points import Point, PointKind
+from pmc.systems import Family, SystemCard, find_card
+from pmc.testing.points import write_points
+from pmc.testing.systems import ScriptedSystem
+
+SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
+RATE = 24_000
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("points-work")
+    write_points(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def points(workdir: Path) -> list[Point]:
+    from pmc.points import read_points
+
+    return read_points(workdir)
+
+
+def cards(*names: str) -> list[SystemCard]:
+    return [find_card(n, SYSTEMS) for n in names]
+
+
+def first_loud_s(track: np.ndarray) -> float | None:
+    window = 480
+    n = len(track) // window
+    rms = np.sqrt((track[: n * window].reshape(n, window).astype(np.float64) ** 2).mean(axis=1))
+    loud = np.flatnonzero(rms >= 0.01)
+    return float(loud[0] * window / RATE) if loud.size else None
+
+
+def outcome(run: Path, system: str, point: Point) -> tuple[StopReason, float, float | None]:
+    trace, track = read_rollout(rollout_dir(run, system, point.point_id, 0))
+    p = trace.protocol
+    return StopReason(p["stop_reason"]), p["stop_stream_s"], first_loud_s(track)
+
+
+def test_reference_systems_do_what_defines_them(workdir: Path, points: list[Point]) -> None:
+    settings = RunSettings("refs")
+    names = ("never-speak", "always-speak", "person", "shuffled-person")
+    tallies = run_rollouts(workdir, cards(*names), settings)
+    assert {n: (t.done, t.failed) for n, t in tallies.items()} == {n: (4, 0) for n in names}
+    run = runs_dir(workdir) / "refs"
+    for p in points:
+        never = outcome(run, "never-speak", p)
+        assert never[2] is None
+        always = outcome(run, "always-speak", p)
+        # Talking from the first frame on (20 ms), after the voice's own lead-in (~80 ms).
+        assert always[2] == pytest.approx(0.0, abs=0.15)
+        person = outcome(run, "person", p)
+        if p.kind is PointKind.PAUSE:
+            assert never[0] is person[0] is StopReason.DRAINED
+            assert person[2] is None  # the person held the pause
+        else:
+            assert never[0] is StopReason.NO_REPLY
+            assert always[0] is StopReason.CAP
+            assert person[0] is StopReason.REPLIED
+    ends = [p for p in points if p.kind is PointKind.TURN_END]
+    for p in ends:
+        assert p.reply_start_conv_s is not None
+        reply_at = p.reply_start_conv_s - p.stream_start_conv_s
+        for system in ("person", "shuffled-person"):
+            onset = outcome(run, system, p)[2]
+            assert onset is not None
+            assert onset == pytest.approx(reply_at, abs=0.1)
+    # The shuffled person replays the other turn end's reply; the person its own.
+    a, b = ends
+    trace_a, _ = read_rollout(rollout_dir(run, "shuffled-person", a.point_id, 0))
+    assert trace_a.protocol["reference_point_id"] == b.point_id
+    texts = [o.text for o in trace_a.outputs if o.text]
+    assert texts == [b.reply_text]
+    recall = next(p for p in points if p.kind is PointKind.FACT_RECALL)
+    trace_r, _ = read_rollout(rollout_dir(run, "person", recall.point_id, 0))
+    assert [o.text for o in trace_r.outputs if o.text] == ["Paris"]
+
+
+def test_a_rerun_keeps_finished_rollouts_and_changes_nothing(workdir: Path) -> None:
+    settings = RunSettings("resume")
+    run_rollouts(workdir, cards("person"), settings)
+    run = runs_dir(workdir) / "resume"
+    before = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    tallies = run_rollouts(workdir, cards("person"), settings)
+    assert (tallies["person"].done, tallies["person"].kept) == (0, 4)
+    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == before
+
+
+def test_more_rollouts_and_more_systems_join_the_same_run(workdir: Path) -> None:
+    run_rollouts(workdir, cards("never-speak"), RunSettings("grow"))
+    tallies = run_rollouts(workdir, cards("never-speak", "person"), RunSettings("grow", rollouts=2))
+    assert (tallies["never-speak"].kept, tallies["never-speak"].done) == (4, 4)
+    assert tallies["person"].done == 8
+    record = io.read_json(runs_dir(workdir) / "grow" / RUN_FILE)
+    assert sorted(record["systems"]) == ["never-speak", "person"]
+    assert record["rollouts"] == 2
+    assert record["systems"]["person"]["clock"] == "virtual"
+    assert record["protocol"]["cap_s"] == 30.0
+
+
+def test_a_run_cannot_be_resumed_with_other_settings(workdir: Path) -> None:
+    run_rollouts(workdir, cards("never-speak"), RunSettings("strict"))
+    with pytest.raises(PmcError, match="another seed"):
+        run_rollouts(workdir, cards("never-speak"), RunSettings("strict", seed=7))
+    changed = SystemCard("never-speak", "never-speak", Family.LOCAL, concurrency=3)
+    with pytest.raises(PmcError, match="system never-speak has changed"):
+        run_rollouts(workdir, [changed], RunSettings("strict"))
+
+
+def test_transport_failures_are_retried_reported_and_retried_on_resume(workdir: Path) -> None:
+    card = SystemCard("flaky", "scripted", Family.LOCAL, params={"say": []})
+    run = runs_dir(workdir) / "flaky-run"
+    ScriptedSystem.refuse = 3  # the first point's two attempts, then one of the second's
+    try:
+        tallies = run_rollouts(workdir, [card], RunSettings("flaky-run", retries=1))
+    finally:
+        ScriptedSystem.refuse = 0
+    assert (tallies["flaky"].done, tallies["flaky"].failed) == (3, 1)
+    assert tallies["flaky"].causes == {"transport: connection refused (scripted)": 1}
+    errors = list(run.rglob(ERROR_FILE))
+    assert len(errors) == 1
+    assert io.read_json(errors[0])["attempts"] == ["transport: connection refused (scripted)"] * 2
+    assert not (errors[0].parent / TRACE_FILE).exists()
+
+    tallies = run_rollouts(workdir, [card], RunSettings("flaky-run"))
+    assert (tallies["flaky"].done, tallies["flaky"].kept, tallies["flaky"].failed) == (1, 3, 0)
+    assert not list(run.rglob(ERROR_FILE))
+    assert len(list(run.rglob(TRACE_FILE))) == 4
+
+
+def test_virtual_clock_runs_are_byte_identical(workdir: Path) -> None:
+    names = ("always-speak", "shuffled-person")
+    run_rollouts(workdir, cards(*names), RunSettings("same-1"))
+    run_rollouts(workdir, cards(*names), RunSettings("same-2"))
+    one, two = runs_dir(workdir) / "same-1" / "rollouts", runs_dir(workdir) / "same-2" / "rollouts"
+    files = sorted(p.relative_to(one) for p in one.rglob("*") if p.is_file())
+    assert len(files) == 2 * 4 * 3
+    for rel in files:
+        assert (one / rel).read_bytes() == (two / rel).read_bytes(), rel
+
+
+def test_remote_systems_refuse_the_virtual_clock(workdir: Path) -> None:
+    hosted = SystemCard("h", "scripted", Family.HOSTED)
+    with pytest.raises(PmcError, match="needs the real clock"):
+        run_rollouts(workdir, [hosted], RunSettings("v", clock=ClockKind.VIRTUAL))
+
+
+@pytest.mark.slow
+def test_real_and_virtual_clocks_give_the_same_outcomes(workdir: Path, points: list[Point]) -> None:
+    names = ("never-speak", "always-speak", "person", "shuffled-person", "endpointer-300")
+    run_rollouts(workdir, cards(*names), RunSettings("virtual", clock=ClockKind.VIRTUAL))
+    tallies = run_rollouts(workdir, cards(*names), RunSettings("real", clock=ClockKind.REAL))
+    assert sum(t.done for t in tallies.values()) == len(names) * len(points)
+    assert sum(t.late for t in tallies.values()) == 0
+    virtual, real = runs_dir(workdir) / "virtual", runs_dir(workdir) / "real"
+    for system in names:
+        for p in points:
+            v_reason, v_stop, v_onset = outcome(virtual, system, p)
+            r_reason, r_stop, r_onset = outcome(real, system, p)
+            where = f"{system} at {p.point_id}"
+            assert r_reason is v_reason, where
+            assert r_stop == pytest.approx(v_stop, abs=0.06), where
+            assert (r_onset is None) == (v_onset is None), where
+            if v_onset is not None and r_onset is not None:
+                assert r_onset == pytest.approx(v_onset, abs=0.03), where
