@@ -6,7 +6,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pmc.clock import NS_PER_S, VirtualClock
+from pmc.clock import NS_PER_S, RealClock, VirtualClock
 from pmc.corpus import Channel
 from pmc.harness import ProtocolParams, RolloutResult, StopReason, run_rollout
 from pmc.harness._rollout import RolloutJob
@@ -164,6 +164,20 @@ def test_a_session_dropped_mid_stream_is_a_transport_error() -> None:
             rollout(PointKind.TURN_END, [])
     finally:
         ScriptedSystem.drop_after_frames = None
+
+
+def test_a_rollout_whose_input_ran_late_is_marked_not_kept_clean() -> None:
+    p = point(PointKind.TURN_END, 1.5, 1.5, 1.5)
+    c = SystemCard("stalling", "scripted", Family.LOCAL, params={"say": [], "stall_ms": 60})
+    empty = np.zeros(0, dtype=np.float32)
+    job = RolloutJob(p, c, 0, 0, tone(1.5, 0.05), Preload("", empty, empty, []))
+    clock = RealClock()
+    fast = ProtocolParams(no_reply_s=0.5)
+    result = asyncio.run(run_rollout(job, ScriptedSystem(c, clock), clock, fast))
+    audit = result.trace.audit
+    assert audit.late
+    assert audit.lateness_max_ms >= 40  # the 60 ms stall, less the frames' own slack
+    assert audit.lateness_p50_ms < 5  # only the frames around the stall were late
 
 
 def test_input_frames_go_out_at_their_deadlines_on_the_virtual_clock() -> None:

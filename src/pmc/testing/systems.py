@@ -2,11 +2,13 @@
 
 For tests of the protocol and the run stage. A card with ``adapter = "scripted"`` takes
 ``params.say``: a list of ``{"at_s", "seconds", "text", "rms"}`` (a tone of that length and
-loudness starting at that stream time, with its text).
+loudness starting at that stream time, with its text). ``params.stall_ms`` makes it block
+the whole process for that long on its 50th frame, as a badly behaved in-process model would.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any, ClassVar
 
 import numpy as np
@@ -57,6 +59,9 @@ class ScriptedSystem(LocalAdapter):
     async def on_frame(self, samples: FloatArray) -> None:
         """Count frames; drop the session if told to."""
         self.frames_received += 1
+        stall_ms = self.card.params.get("stall_ms")
+        if stall_ms and self.frames_received == 50:
+            time.sleep(float(stall_ms) / 1000)  # noqa: ASYNC251 - blocks the loop on purpose
         if self.drop_after_frames is not None and self.frames_received > self.drop_after_frames:
             raise TransportError("connection closed by the system (scripted)")
 
