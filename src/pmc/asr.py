@@ -43,6 +43,10 @@ class Transcriber(ABC):
     def transcribe(self, audio: FloatArray) -> list[TimedWord]:
         """Words in ``audio``, in order."""
 
+    def text(self, audio: FloatArray) -> str:
+        """What was said, without times (engines may do this faster)."""
+        return " ".join(word.text for word in self.transcribe(audio))
+
 
 _FACTORIES: dict[str, Callable[[str], Transcriber]] = {}
 
@@ -102,7 +106,7 @@ class FasterWhisper(Transcriber):
             condition_on_previous_text=False,
         )
         words = []
-        for segment in segments:
+        for segment in segments:  # a generator: decoding happens here
             for w in segment.words or []:
                 text = w.word.strip()
                 if text:
@@ -110,6 +114,19 @@ class FasterWhisper(Transcriber):
                         TimedWord(text, float(w.start), float(w.end), float(w.probability))
                     )
         return words
+
+    def text(self, audio: FloatArray) -> str:
+        """What was said, decoded without timestamps (about twice as fast)."""
+        segments, _ = self._load().transcribe(
+            resample(audio, SAMPLE_RATE, WHISPER_RATE),
+            language="en",
+            beam_size=1,
+            word_timestamps=False,
+            without_timestamps=True,
+            vad_filter=False,
+            condition_on_previous_text=False,
+        )
+        return " ".join(segment.text.strip() for segment in segments).strip()
 
 
 def _resolve_model(model: str) -> str:

@@ -1,10 +1,11 @@
 """Systems: cards in ``systems/*.toml`` and the adapters that speak to each system.
 
-Built so far: the card format, the adapter interface and registry, and the local reference
-systems; the endpointer cascade, hosted and full-duplex adapters come next.
+Built so far: the card format, the adapter interface and registry, the local reference systems
+and the endpointer cascade; hosted and full-duplex adapters come next.
 """
 
 from pmc.systems import _baselines as _baselines  # registers the reference systems
+from pmc.systems import _endpointer as _endpointer  # registers the endpointer cascade
 from pmc.systems._adapter import (
     AdapterFactory,
     EventKind,
