@@ -10,18 +10,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Sequence
+import io as _io
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import soundfile as sf
+
 from pmc import __version__, io
+from pmc.audio import SAMPLE_RATE
 from pmc.clock import Clock, RealClock, VirtualClock, responsive_interpreter
 from pmc.errors import PmcError
+from pmc.harness._audit import audit
 from pmc.harness._inputs import live_for, preload_for, reference_for, rollout_seed
+from pmc.harness._playback import Chunk, reconstruct
 from pmc.harness._protocol import ProtocolParams
 from pmc.harness._rollout import RolloutJob, run_rollout
+from pmc.harness._streamer import FrameTiming
 from pmc.harness._trace import write_rollout
 from pmc.points import MANIFEST_FILE, Point, PointKind, points_dir, read_points
 from pmc.systems import Family, SystemCard, TransportError, adapter_factory, create_adapter
@@ -234,12 +243,29 @@ def run_rollouts(
     virtual = [t for t in todo if clock_for(t.card, settings.clock) is ClockKind.VIRTUAL]
     real = [t for t in todo if t not in virtual]
     pdir = points_dir(workdir)
+    if todo:
+        warm_up({t.card.name: t.card for t in todo}.values())
     with responsive_interpreter():
         # Virtual-clock rollouts are pure computation: one at a time, before the real-time ones
         # so they never compete with a live stream for the interpreter.
         asyncio.run(_run_all(virtual, 1, points, pdir, settings, tallies, advance))
         asyncio.run(_run_all(real, settings.concurrency, points, pdir, settings, tallies, advance))
     return tallies
+
+
+def warm_up(cards: Iterable[SystemCard]) -> None:
+    """Load models and lazily imported code before any real-time stream starts.
+
+    A model loading, or a library importing itself, in the middle of a run holds the
+    interpreter for up to a second and makes every concurrent stream late.
+    """
+    for card in cards:
+        adapter_factory(card).prepare(card)  # type: ignore[attr-defined]
+    timing = [FrameTiming(0, 0, 1)]
+    audit(timing)
+    played = reconstruct([Chunk(0, np.zeros(480, dtype=np.float32))], 0, [], 0.1)
+    buffer = _io.BytesIO()
+    sf.write(buffer, played.track, SAMPLE_RATE, format="FLAC", subtype="PCM_16")
 
 
 async def _run_all(
@@ -253,13 +279,16 @@ async def _run_all(
 ) -> None:
     overall = asyncio.Semaphore(concurrency)
     per_card = {t.card.name: asyncio.Semaphore(t.card.concurrency) for t in tasks}
+    # Reading inputs and writing rollouts happen in one worker thread, one at a time: the
+    # streaming loop keeps a core to itself on a two-core machine.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pmc-disk") as disk:
 
-    async def one(task: _Task) -> None:
-        async with overall, per_card[task.card.name]:
-            await _run_task(task, points, pdir, settings, tallies[task.card.name])
-        advance()
+        async def one(task: _Task) -> None:
+            async with overall, per_card[task.card.name]:
+                await _run_task(task, points, pdir, settings, tallies[task.card.name], disk)
+            advance()
 
-    await asyncio.gather(*(one(t) for t in tasks))
+        await asyncio.gather(*(one(t) for t in tasks))
 
 
 async def _run_task(
@@ -268,8 +297,10 @@ async def _run_task(
     pdir: Path,
     settings: RunSettings,
     tally: SystemTally,
+    disk: Executor,
 ) -> None:
     """One rollout with its retries; its files, or an ``error.json`` saying why not."""
+    loop = asyncio.get_running_loop()
     card, point = task.card, task.point
     seed = rollout_seed(settings.seed, card.name, point.point_id, task.rollout)
 
@@ -287,7 +318,7 @@ async def _run_task(
             reference,
         )
 
-    job = await asyncio.to_thread(load)
+    job = await loop.run_in_executor(disk, load)
     kind = clock_for(card, settings.clock)
     causes: list[str] = []
     for attempt in range(settings.retries + 1):
@@ -299,7 +330,8 @@ async def _run_task(
         except TransportError as exc:
             causes.append(f"transport: {exc}")
             continue
-        await asyncio.to_thread(write_rollout, task.folder, result.trace, result.played, result.raw)
+        trace, played, raw = result.trace, result.played, result.raw
+        await loop.run_in_executor(disk, write_rollout, task.folder, trace, played, raw)
         with contextlib.suppress(FileNotFoundError):
             (task.folder / ERROR_FILE).unlink()
         tally.done += 1
@@ -309,4 +341,4 @@ async def _run_task(
     cause = causes[-1]
     tally.causes[cause] = tally.causes.get(cause, 0) + 1
     error = {"point_id": point.point_id, "system": card.name, "attempts": causes}
-    await asyncio.to_thread(io.write_json, task.folder / ERROR_FILE, error)
+    await loop.run_in_executor(disk, io.write_json, task.folder / ERROR_FILE, error)

@@ -111,6 +111,14 @@ class SystemAdapter(ABC):
         self.card = card
         self.clock = clock
 
+    @classmethod  # noqa: B027 - an optional hook: most adapters load nothing
+    def prepare(cls, card: SystemCard) -> None:
+        """Load, once per process, what every rollout of ``card`` needs (models, voices).
+
+        Called before any real-time stream starts: loading a model while streams run would
+        starve them of the processor.
+        """
+
     def give_reference(self, reference: Reference | None) -> None:
         """Hand a reference system the reply it replays (None: it stays silent)."""
         raise PmcError(f"system card {self.card.name}: {type(self).__name__} takes no reference")

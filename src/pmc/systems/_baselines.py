@@ -8,13 +8,14 @@ point's reply at that same time (the similarity floor).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
 
 from pmc.audio import FloatArray
 from pmc.clock import Clock
-from pmc.systems._adapter import Reference, register_adapter
+from pmc.systems._adapter import Preload, Reference, register_adapter
 from pmc.systems._card import SystemCard
 from pmc.systems._local import LocalAdapter
 from pmc.tts import VoiceHint, create_tts
@@ -37,6 +38,12 @@ def spoken(text: str) -> FloatArray:
     return create_tts().speak(text, VoiceHint())
 
 
+@functools.cache
+def monologue() -> FloatArray:
+    """What always-speak says: :data:`MONOLOGUE`, looped :attr:`AlwaysSpeak.LOOPS` times."""
+    return np.tile(spoken(MONOLOGUE), AlwaysSpeak.LOOPS)
+
+
 @register_adapter("never-speak")
 class NeverSpeak(LocalAdapter):
     """Listens and says nothing."""
@@ -49,11 +56,22 @@ class AlwaysSpeak(LocalAdapter):
     LOOPS = 8
     """About 2 minutes of speech: longer than any rollout (live stream plus the 30 s cap)."""
 
+    def __init__(self, card: SystemCard, clock: Clock) -> None:
+        super().__init__(card, clock)
+        self._audio = np.zeros(0, dtype=np.float32)
+
+    @classmethod
+    def prepare(cls, card: SystemCard) -> None:
+        """Voice the monologue once per process."""
+        monologue()
+
+    async def connect(self) -> None:
+        """Voice the monologue before the stream starts (never inside the streaming loop)."""
+        self._audio = await self.clock.run_blocking(monologue)
+
     def on_start(self) -> None:
         """Start the monologue at the stream clock's origin."""
-        voice = spoken(MONOLOGUE)
-        audio = np.tile(voice, self.LOOPS)
-        self.spawn(self.speak_at(self.stream_ns(0.0), audio, MONOLOGUE, CHUNK_S))
+        self.spawn(self.speak_at(self.stream_ns(0.0), self._audio, MONOLOGUE, CHUNK_S))
 
 
 @register_adapter("person")
@@ -65,6 +83,11 @@ class Person(LocalAdapter):
 
     TAKES_REFERENCE = True
 
+    @classmethod
+    def prepare(cls, card: SystemCard) -> None:
+        """Load the voice that speaks answers with no recording (recall points)."""
+        spoken("Yes.")
+
     def __init__(self, card: SystemCard, clock: Clock) -> None:
         super().__init__(card, clock)
         self.reference: Reference | None = None
@@ -73,10 +96,18 @@ class Person(LocalAdapter):
         """The reply to replay."""
         self.reference = reference
 
+    async def preload(self, preload: Preload) -> None:
+        """Voice a reference that has no recording, before the stream starts."""
+        await super().preload(preload)
+        ref = self.reference
+        if ref is not None and ref.audio is None:
+            audio = await self.clock.run_blocking(lambda: spoken(ref.text))
+            self.reference = dataclasses.replace(ref, audio=audio)
+
     def on_start(self) -> None:
         """Schedule the reply on the stream clock."""
         ref = self.reference
-        if ref is None:
+        if ref is None or ref.audio is None:
             return
-        audio = ref.audio if ref.audio is not None else spoken(ref.text)
-        self.spawn(self.speak_at(self.stream_ns(ref.start_stream_s), audio, ref.text, CHUNK_S))
+        at = self.stream_ns(ref.start_stream_s)
+        self.spawn(self.speak_at(at, ref.audio, ref.text, CHUNK_S))

@@ -24,11 +24,11 @@ from pmc.asr import Transcriber, create_transcriber
 from pmc.audio import SAMPLE_RATE, FloatArray, resample
 from pmc.clock import NS_PER_S, Clock
 from pmc.errors import PmcError
-from pmc.systems._adapter import register_adapter
+from pmc.systems._adapter import EventKind, register_adapter
 from pmc.systems._baselines import CHUNK_S, spoken
 from pmc.systems._card import SystemCard
 from pmc.systems._local import LocalAdapter
-from pmc.systems._vad import VAD_RATE, WINDOW, StreamingVad
+from pmc.systems._vad import VAD_RATE, WINDOW, StreamingVad, load_model
 
 THRESHOLD = 0.5
 """Speech probability at which speech starts: Silero's default, and hosted server VAD's."""
@@ -245,6 +245,13 @@ class EndpointerCascade(LocalAdapter):
         self._utterance: list[FloatArray] = []
         self._replying = False
 
+    @classmethod
+    def prepare(cls, card: SystemCard) -> None:
+        """Load the VAD, the recogniser and the voice once per process."""
+        load_model()
+        _warm_asr()
+        voiced(str(card.params.get("reply_text", REPLY_TEXT)))
+
     async def connect(self) -> None:
         """Load the models and voice the fallback reply before the stream starts.
 
@@ -276,6 +283,10 @@ class EndpointerCascade(LocalAdapter):
         voice = await self.clock.run_blocking(lambda: voiced(text))
         audio = resample(voice, SAMPLE_RATE, self.card.sample_rate)
         start_ns = endpoint_ns + self.reply_latency_ns
+        overrun_ns = self.clock.now_ns() - start_ns
+        if overrun_ns > 0:
+            # Computation took longer than the set latency: the reply goes out late, and says so.
+            self.emit(EventKind.SIGNAL, detail={"reply_late_ms": overrun_ns / 1e6})
         await self.speak_at(start_ns, audio, text, CHUNK_S)
         await self.clock.sleep_until(start_ns + len(audio) * NS_PER_S // self.card.sample_rate)
         self._utterance = []

@@ -71,10 +71,17 @@ class LocalAdapter(SystemAdapter):
     async def end_of_input(self) -> None:
         """Local systems find the end of a turn themselves; nothing to do."""
 
-    def emit(self, kind: EventKind, samples: FloatArray | None = None, text: str = "") -> None:
+    def emit(
+        self,
+        kind: EventKind,
+        samples: FloatArray | None = None,
+        text: str = "",
+        detail: dict[str, Any] | None = None,
+    ) -> None:
         """Queue one event, stamped now."""
         audio = np.zeros(0, dtype=np.float32) if samples is None else samples
-        self._queue.put_nowait(SystemEvent(kind, self.clock.now_ns(), audio, text))
+        event = SystemEvent(kind, self.clock.now_ns(), audio, text, detail or {})
+        self._queue.put_nowait(event)
 
     def spawn(self, work: Coroutine[Any, Any, None]) -> None:
         """Run a background behaviour (a scheduled reply) until the session closes."""

@@ -33,7 +33,7 @@ _STATE_SHAPE = (1, 1, 128)
 
 
 @functools.cache
-def _session() -> Any:
+def load_model() -> Any:
     """The ONNX session, loaded once per process, single-threaded like faster-whisper's own.
 
     One thread: the demo runs several rollouts at once on two cores, and a 32 ms window is too
@@ -67,7 +67,7 @@ class StreamingVad:
     """
 
     def __init__(self) -> None:
-        self._session = _session()
+        self._session = load_model()
         self.reset()
 
     def reset(self) -> None:
