@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+import math
+import os
 import statistics
 import time
+from pathlib import Path
 
 import click
+from rich.table import Table
 
-from pmc.cli._ui import out
+from pmc import io
+from pmc.cli._ui import err, out
+from pmc.harness._bench import (
+    CONCURRENCY,
+    SPEECH_S,
+    HarnessBenchRow,
+    bench_harness,
+    steadiness,
+)
 from pmc.labels import label_conversation
 from pmc.testing.conversations import synthetic_conversation
+from pmc.testing.loopback import LATENCY_MS, SILENCE_MS
 
 LABELS_TARGET_MS = 100.0
 """The Label engine issue's target for a 12-minute conversation on one core."""
@@ -41,3 +54,140 @@ def bench_labels(minutes: float, repeat: int) -> None:
         f"{'met' if median <= LABELS_TARGET_MS else 'missed'})",
         soft_wrap=True,
     )
+
+
+HARNESS_TARGET = (64, 5.0, 10.0)
+"""The Real-time harness issue's target: at 64 rollouts on 2 cores, input lateness p99 <= 5 ms
+and latency measurement error p99 <= 10 ms."""
+
+
+def _levels(ctx: click.Context, param: click.Parameter, value: str) -> list[int]:
+    """``8,32,64`` as a list of positive integers."""
+    try:
+        levels = [int(part) for part in value.split(",") if part.strip()]
+    except ValueError:
+        raise click.BadParameter("a comma-separated list of integers, e.g. 8,32,64") from None
+    if not levels or min(levels) <= 0:
+        raise click.BadParameter("at least one level, each a positive integer")
+    return levels
+
+
+@bench.command("harness")
+@click.option(
+    "--concurrency",
+    default=",".join(map(str, CONCURRENCY)),
+    show_default=True,
+    callback=_levels,
+    help="Rollouts at once, one level after the other (comma-separated).",
+)
+@click.option(
+    "--latency-ms",
+    type=click.FloatRange(min=SILENCE_MS),
+    default=LATENCY_MS,
+    show_default=True,
+    help=f"The fake system's known response latency (at least its {SILENCE_MS:g} ms endpointing "
+    "silence).",
+)
+@click.option(
+    "--seconds",
+    type=click.FloatRange(min=0.1),
+    default=SPEECH_S,
+    show_default=True,
+    help="Speech-like input per rollout, before the silence it is answered in.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Input noise and stagger.")
+@click.option(
+    "--same-loop",
+    is_flag=True,
+    help="Serve the fake system in the rollouts' own event loop, not in a child process.",
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the rows (and the settings) to this JSON file.",
+)
+def bench_harness_command(
+    concurrency: list[int],
+    latency_ms: float,
+    seconds: float,
+    seed: int,
+    same_loop: bool,
+    json_path: Path | None,
+) -> None:
+    """Stream N rollouts at once over loopback websockets to a fake with a known latency.
+
+    Reports how late input frames left and how far the response latency measured on the played
+    track is from the known one. The fake runs in a child process unless --same-loop. Progress
+    lines go to standard error between levels only, so that no display thread runs while a
+    level streams.
+    """
+    steady = steadiness()
+    err.print(
+        f"machine: {steady.slow_share:.1%} of 10 ms windows ran at under half speed "
+        f"(slowest {steady.slowest:.0%})"
+    )
+    rows = []
+    for i, n in enumerate(concurrency, 1):
+        err.print(f"[{i}/{len(concurrency)}] {n} rollouts at once...")
+        rows.extend(
+            bench_harness(
+                [n], latency_ms=latency_ms, speech_s=seconds, seed=seed, same_loop=same_loop
+            )
+        )
+    out.print(_harness_table(rows, os.cpu_count() or 0))
+    target = next((r for r in rows if r.concurrency == HARNESS_TARGET[0]), None)
+    if target is not None:
+        met = (
+            target.failed == 0
+            and target.lateness_p99_ms <= HARNESS_TARGET[1]
+            and target.error_p99_ms <= HARNESS_TARGET[2]
+        )
+        out.print(
+            f"target at N={HARNESS_TARGET[0]} (lateness p99 <= {HARNESS_TARGET[1]:g} ms, error "
+            f"p99 <= {HARNESS_TARGET[2]:g} ms, on 2 cores): {'met' if met else 'missed'}",
+            soft_wrap=True,
+        )
+    if json_path is not None:
+        io.write_json(
+            json_path,
+            {
+                "cores": os.cpu_count(),
+                "latency_ms": latency_ms,
+                "speech_s": seconds,
+                "seed": seed,
+                "same_loop": same_loop,
+                "machine_steadiness": steady.to_dict(),
+                "rows": [r.to_dict() for r in rows],
+            },
+        )
+        err.print(f"wrote {json_path}")
+
+
+def _harness_table(rows: list[HarnessBenchRow], cores: int) -> Table:
+    """The rows as a table; times in milliseconds."""
+    table = Table(title=f"harness bench, {cores} cores (ms)")
+    for name in ("N", "done", "failed", "late", "lateness p50/p99/max"):
+        table.add_column(name, justify="right")
+    for name in ("|error| p50/p99/max", "mean error", "preempted", "wall s"):
+        table.add_column(name, justify="right")
+    for r in rows:
+        table.add_row(
+            *(str(x) for x in (r.concurrency, r.rollouts, r.failed, r.late_rollouts)),
+            _triple(r.lateness_p50_ms, r.lateness_p99_ms, r.lateness_max_ms),
+            _triple(r.error_p50_ms, r.error_p99_ms, r.error_max_ms),
+            _ms(r.error_mean_ms),
+            str(r.preemptions),
+            f"{r.wall_s:.1f}",
+        )
+    return table
+
+
+def _triple(p50: float, p99: float, worst: float) -> str:
+    """Three percentiles as ``p50 / p99 / max``."""
+    return " / ".join(_ms(x) for x in (p50, p99, worst))
+
+
+def _ms(value: float) -> str:
+    """Milliseconds with one decimal, or a dash where nothing was measured."""
+    return "-" if math.isnan(value) else f"{value:.1f}"

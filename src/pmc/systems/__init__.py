@@ -6,6 +6,7 @@ and the endpointer cascade; hosted and full-duplex adapters come next.
 
 from pmc.systems import _baselines as _baselines  # registers the reference systems
 from pmc.systems import _endpointer as _endpointer  # registers the endpointer cascade
+from pmc.systems import _websocket_pcm as _websocket_pcm  # registers raw PCM over a websocket
 from pmc.systems._adapter import (
     AdapterFactory,
     EventKind,
