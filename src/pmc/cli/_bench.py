@@ -21,6 +21,8 @@ from pmc.harness._bench import (
     steadiness,
 )
 from pmc.labels import label_conversation
+from pmc.scoring import DEFAULT_SCORING_ASR
+from pmc.scoring._bench import bench_score
 from pmc.testing.conversations import synthetic_conversation
 from pmc.testing.loopback import LATENCY_MS, SILENCE_MS
 
@@ -191,3 +193,34 @@ def _triple(p50: float, p99: float, worst: float) -> str:
 def _ms(value: float) -> str:
     """Milliseconds with one decimal, or a dash where nothing was measured."""
     return "-" if math.isnan(value) else f"{value:.1f}"
+
+
+SCORE_TARGET = 10.0
+"""The Scoring issue's target: at least 10x real time on 2 cores with Whisper base int8."""
+
+
+@bench.command("score")
+@click.option("--asr", default=DEFAULT_SCORING_ASR, show_default=True, help="Transcriber.")
+@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True)
+@click.option(
+    "--systems-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("systems"),
+    show_default=True,
+    help="Where the reference systems' cards are.",
+)
+def bench_score_command(asr: str, workers: int, systems_dir: Path) -> None:
+    """Score a small run of the reference systems and report seconds of audio per second.
+
+    The run (always-speak, the person and the shuffled person on points spoken by the bundled
+    voice) is made first and not timed; scoring it from nothing is.
+    """
+    err.print("making a run of the reference systems, then scoring it...")
+    result = bench_score(asr, workers, systems_dir)
+    out.print(
+        f"{result.rollouts} rollouts, {result.played_s:.0f} s of played audio scored in "
+        f"{result.wall_s:.1f} s with {asr} and {workers} worker(s): {result.speed:.1f}x real time "
+        f"on {os.cpu_count()} cores (target {SCORE_TARGET:g}x: "
+        f"{'met' if result.speed >= SCORE_TARGET else 'missed'})",
+        soft_wrap=True,
+    )

@@ -11,6 +11,7 @@ pending or playing it ignores further endpoints.
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 import re
 import threading
@@ -93,10 +94,24 @@ def transcriber() -> Transcriber:
     return create_transcriber()
 
 
+QUIET = 1e-3
+"""Leading and trailing samples below this are cut before recognising (and before the cache
+key is made): the 300 and 500 ms cards hear the same utterance with more or less silence after
+it, and recognise it once between them."""
+_HEARD: dict[str, str] = {}
+
+
 def transcript(audio: FloatArray) -> str:
-    """What was said in 24 kHz ``audio``, as recognised text."""
+    """What was said in 24 kHz ``audio``, as recognised text (remembered per utterance)."""
+    loud = np.flatnonzero(np.abs(audio) >= QUIET)
+    if not loud.size:
+        return ""
+    trimmed = np.ascontiguousarray(audio[loud[0] : loud[-1] + 1])
+    key = hashlib.sha256(trimmed.tobytes()).hexdigest()
     with _ASR_LOCK:
-        return transcriber().text(audio)
+        if key not in _HEARD:
+            _HEARD[key] = transcriber().text(trimmed)
+        return _HEARD[key]
 
 
 @functools.cache

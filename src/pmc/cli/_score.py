@@ -1,0 +1,98 @@
+"""``pmc score``: the paper's metrics for every rollout of a run, from the rollouts' own files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from statistics import median
+
+import click
+from rich.table import Table
+
+from pmc.cli._ui import out, progress_bar
+from pmc.gate import GateParams
+from pmc.points import PointKind
+from pmc.scoring import (
+    DEFAULT_SCORING_ASR,
+    PauseOutcome,
+    ScoreSettings,
+    ScoreStatus,
+    ScoreTally,
+    make_judge,
+    read_scores,
+    run_scoring,
+)
+
+
+@click.command("score")
+@click.option(
+    "--run",
+    "run_dir",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    required=True,
+    help="The run folder, WORKDIR/runs/RUN_ID.",
+)
+@click.option(
+    "--asr",
+    default=DEFAULT_SCORING_ASR,
+    show_default=True,
+    help="Transcriber: faster-whisper:base (bundled), faster-whisper:tiny.en (bundled, faster), "
+    "faster-whisper:/path/to/model, or a hub name (needs the internet).",
+)
+@click.option(
+    "--judge",
+    metavar="PROVIDER:MODEL",
+    help="An LLM judge of recall answers (openai:gpt-4o, anthropic:...; key from the "
+    "provider's environment variable). The strict matcher always runs.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="Processes that transcribe.",
+)
+@click.option("--system", "systems", multiple=True, help="Only this system (repeatable).")
+def score_command(
+    run_dir: Path, asr: str, judge: str | None, workers: int, systems: tuple[str, ...]
+) -> None:
+    """Score every rollout of a run: speech gate, words on the stream clock, every metric.
+
+    Writes RUN/scores/SYSTEM/POINT/K.json as each rollout is scored (a rerun keeps scores made
+    with the same settings) and RUN/scores/SYSTEM.jsonl. Rollouts without audio and failed
+    rollouts are outcomes of their own, never zeros.
+    """
+    settings = ScoreSettings(asr=asr, gate=GateParams(), judge=judge)
+    hook = make_judge(judge, run_dir) if judge else None
+    with progress_bar("scoring rollouts") as start:
+        tallies = run_scoring(run_dir, settings, workers, list(systems) or None, start, hook)
+    print_summary(run_dir, tallies)
+
+
+def print_summary(run_dir: Path, tallies: dict[str, ScoreTally]) -> None:
+    """A first look per system and kind (the report has the full tables)."""
+    table = Table(title=f"Scores of {run_dir.name} (rollout 0)", title_justify="left")
+    for name in ("system", "pause silent/takeover/after", "turn-end latency", "recall (strict)"):
+        table.add_column(name)
+    table.add_column("no audio / failed", justify="right")
+    for system in sorted(tallies):
+        scores = [s for s in read_scores(run_dir, system) if s.rollout == 0]
+        pauses = [s.pause for s in scores if s.pause is not None]
+        shares = "-"
+        if pauses:
+            counts = [sum(p.outcome is o for p in pauses) / len(pauses) for o in PauseOutcome]
+            shares = " / ".join(f"{c:.2f}" for c in counts)
+        latencies = [
+            s.reply.latency_s
+            for s in scores
+            if s.kind is PointKind.TURN_END
+            and s.reply is not None
+            and s.reply.latency_s is not None
+        ]
+        latency = f"{median(latencies):.2f} s (n={len(latencies)})" if latencies else "-"
+        recall = [s.recall.strict.correct for s in scores if s.recall is not None]
+        recall_text = f"{sum(recall) / len(recall):.2f} (n={len(recall)})" if recall else "-"
+        odd = sum(s.status is ScoreStatus.NO_AUDIO for s in scores)
+        failed = sum(s.status is ScoreStatus.TRANSPORT_ERROR for s in scores)
+        table.add_row(system, shares, latency, recall_text, f"{odd} / {failed}")
+    out.print(table)
+    out.print(f"scores in {run_dir / 'scores'}", soft_wrap=True)

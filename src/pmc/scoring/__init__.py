@@ -1,0 +1,60 @@
+"""Scoring stage: the paper's metrics for every rollout, recomputable from its own files.
+
+The speech gate on the played track, words from Whisper with word times on the stream clock,
+word-bearing intervals and wordless phonation (``_evidence``); pause, turn-end and recall
+metrics (``_metrics``, ``_text``, ``_embed``, ``_judges``); the resumable stage (``_stage``);
+and the gate's calibration against windowed recognition (``_calibrate``).
+"""
+
+from pmc.scoring._embed import Embedder, embedder
+from pmc.scoring._evidence import Evidence, Run, evidence, runs
+from pmc.scoring._judges import RecallItem, RecallJudgeError, RecallVerdict, judge_recall
+from pmc.scoring._judging import make_judge
+from pmc.scoring._metrics import PauseOutcome, PauseScore, ReplyScore, pause_score, reply_score
+from pmc.scoring._rollout import score_rollout
+from pmc.scoring._stage import SCORES_DIR, ScoreTally, read_scores, run_scoring, workdir_of
+from pmc.scoring._text import StrictVerdict, content_words, strict_recall, token_f1, tokens
+from pmc.scoring._types import (
+    DEFAULT_SCORING_ASR,
+    SCORE_SCHEMA_VERSION,
+    RecallScore,
+    Score,
+    ScoreSettings,
+    ScoreStatus,
+)
+
+__all__ = [
+    "DEFAULT_SCORING_ASR",
+    "SCORES_DIR",
+    "SCORE_SCHEMA_VERSION",
+    "Embedder",
+    "Evidence",
+    "PauseOutcome",
+    "PauseScore",
+    "RecallItem",
+    "RecallJudgeError",
+    "RecallScore",
+    "RecallVerdict",
+    "ReplyScore",
+    "Run",
+    "Score",
+    "ScoreSettings",
+    "ScoreStatus",
+    "ScoreTally",
+    "StrictVerdict",
+    "content_words",
+    "embedder",
+    "evidence",
+    "judge_recall",
+    "make_judge",
+    "pause_score",
+    "read_scores",
+    "reply_score",
+    "run_scoring",
+    "runs",
+    "score_rollout",
+    "strict_recall",
+    "token_f1",
+    "tokens",
+    "workdir_of",
+]

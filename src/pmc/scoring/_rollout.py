@@ -1,0 +1,117 @@
+"""Score one rollout from its own files: the played track, its trace, and the point.
+
+Everything a score needs is in the rollout's folder and the points manifest, so anyone can
+recompute it at any time; nothing here reads the harness's state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from pmc.asr import Transcriber
+from pmc.audio import SAMPLE_RATE
+from pmc.gate import speech_intervals
+from pmc.harness import ERROR_FILE, TRACE_FILE, StopReason, read_rollout
+from pmc.io import read_json
+from pmc.points import Point, PointKind
+from pmc.scoring._evidence import Evidence, evidence, ungated
+from pmc.scoring._metrics import (
+    PauseScore,
+    ReplyScore,
+    censored_at,
+    pause_score,
+    reply_runs,
+    reply_score,
+)
+from pmc.scoring._text import has_words, strict_recall, token_f1
+from pmc.scoring._types import RecallScore, Score, ScoreSettings, ScoreStatus
+
+Similarity = Callable[[str, str], float | None]
+"""Embedding cosine between a system's words and the person's."""
+
+
+def transport_error(
+    folder: Path, point: Point, system: str, rollout: int, s: ScoreSettings
+) -> Score:
+    """The score of a rollout that failed: an outcome beside the scores, never a zero."""
+    attempts = read_json(folder / ERROR_FILE).get("attempts", [])
+    return Score(
+        point.point_id,
+        system,
+        rollout,
+        point.kind,
+        point.conversation_id,
+        ScoreStatus.TRANSPORT_ERROR,
+        s,
+        error=str(attempts[-1]) if attempts else "failed",
+    )
+
+
+def score_rollout(
+    folder: Path,
+    point: Point,
+    system: str,
+    rollout: int,
+    settings: ScoreSettings,
+    transcriber: Transcriber,
+    similarity: Similarity,
+) -> Score:
+    """Score the rollout in ``folder`` (which must hold a trace)."""
+    if not (folder / TRACE_FILE).exists():
+        return transport_error(folder, point, system, rollout, settings)
+    trace, track = read_rollout(folder)
+    base = Score(
+        point.point_id,
+        system,
+        rollout,
+        point.kind,
+        point.conversation_id,
+        ScoreStatus.SCORED,
+        settings,
+        late_input=trace.audit.late,
+        stop_reason=trace.protocol.get("stop_reason"),
+    )
+    if not any(o.samples for o in trace.outputs):
+        return replace(base, status=ScoreStatus.NO_AUDIO)
+    intervals = speech_intervals(track, settings.gate, SAMPLE_RATE)
+    words = transcriber.transcribe(track) if intervals else []
+    found = evidence(intervals, words)
+    scored = replace(base, evidence=tuple(found), ungated_words=len(ungated(words, found)))
+    if point.kind is PointKind.PAUSE:
+        pause: PauseScore = pause_score(found, point.boundary_stream_s, point.boundary_end_stream_s)
+        return replace(scored, pause=pause)
+    if point.kind is PointKind.TURN_END:
+        return replace(scored, reply=_reply(found, point, trace.protocol, settings, similarity))
+    said = " ".join(w.text for r in reply_runs(found, point.boundary_stream_s) for w in r.words)
+    return replace(
+        scored, recall=RecallScore(said, strict_recall(said, point.gold_answer, point.kind))
+    )
+
+
+def _reply(
+    found: list[Evidence],
+    point: Point,
+    protocol: dict[str, object],
+    settings: ScoreSettings,
+    similarity: Similarity,
+) -> ReplyScore:
+    human_duration = None
+    if point.reply_start_conv_s is not None and point.reply_end_conv_s is not None:
+        human_duration = round(point.reply_end_conv_s - point.reply_start_conv_s, 4)
+    stop = protocol.get("stop_stream_s")
+    censored = (
+        protocol.get("stop_reason") == StopReason.CAP.value
+        and isinstance(stop, int | float)
+        and censored_at(found, float(stop))
+    )
+    human_words = sum(has_words(w) for w in point.reply_text.split())
+    reply = reply_score(found, point.boundary_stream_s, human_duration, human_words, censored)
+    if not reply.words:
+        return reply
+    return replace(
+        reply,
+        token_f1=round(token_f1(reply.transcript, point.reply_text), 4),
+        cosine=similarity(reply.transcript, point.reply_text),
+    )

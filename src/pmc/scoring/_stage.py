@@ -1,0 +1,201 @@
+"""The scoring stage: every rollout of a run scored in worker processes, resumably, idempotently.
+
+Each rollout's score is written to ``scores/<system>/<point_id>/<k>.json`` as soon as it is
+made, so a killed run loses nothing; a score made with the same settings is kept, one made with
+other settings is made again. ``scores/<system>.jsonl`` then holds every score of a system in a
+fixed order. Scoring the same rollouts twice writes identical files.
+"""
+
+from __future__ import annotations
+
+import functools
+import multiprocessing
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pmc import io
+from pmc.asr import FasterWhisper, Transcriber, create_transcriber
+from pmc.errors import PmcError
+from pmc.harness import ERROR_FILE, RUN_FILE, TRACE_FILE
+from pmc.points import Point, read_points
+from pmc.scoring._embed import embedder
+from pmc.scoring._rollout import score_rollout
+from pmc.scoring._types import Score, ScoreSettings, ScoreStatus
+
+SCORES_DIR = "scores"
+
+
+@dataclass
+class ScoreTally:
+    """Per-system counts of one scoring pass."""
+
+    scored: int = 0
+    kept: int = 0
+    no_audio: int = 0
+    transport_errors: int = 0
+    statuses: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Task:
+    system: str
+    point: Point
+    rollout: int
+    folder: Path
+    out: Path
+
+
+def workdir_of(run_dir: Path) -> Path:
+    """The working directory a run belongs to (``WORKDIR/runs/<run_id>``)."""
+    return run_dir.resolve().parent.parent
+
+
+def _tasks(run_dir: Path, systems: list[str] | None) -> Iterator[_Task]:
+    record_path = run_dir / RUN_FILE
+    if not record_path.exists():
+        raise PmcError(f"{record_path}: not a run folder (no run.json); run `pmc run` first")
+    record = io.read_json(record_path)
+    names = sorted(record.get("systems", {}))
+    if systems:
+        unknown = sorted(set(systems) - set(names))
+        if unknown:
+            raise PmcError(f"{record_path}: no system {', '.join(unknown)} in this run")
+        names = [n for n in names if n in systems]
+    points = {p.point_id: p for p in read_points(workdir_of(run_dir))}
+    for name in names:
+        base = run_dir / "rollouts" / name
+        if not base.is_dir():
+            continue
+        for point_dir in sorted(base.iterdir()):
+            point = points.get(point_dir.name)
+            if point is None:
+                raise PmcError(f"{point_dir}: no such point in the run's points manifest")
+            for k_dir in sorted(point_dir.iterdir(), key=lambda d: int(d.name)):
+                if (k_dir / TRACE_FILE).exists() or (k_dir / ERROR_FILE).exists():
+                    out = run_dir / SCORES_DIR / name / point.point_id / f"{k_dir.name}.json"
+                    yield _Task(name, point, int(k_dir.name), k_dir, out)
+
+
+def _kept(task: _Task, digest: str) -> Score | None:
+    """A score already made with these settings, if any."""
+    if not task.out.exists():
+        return None
+    score = Score.from_dict(io.read_json(task.out))
+    return score if score.settings.digest() == digest else None
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(asr: str, threads: int) -> None:
+    """Load the recogniser and the embedder once per worker process."""
+    _WORKER["asr"] = _transcriber(asr, threads)
+    _WORKER["embed"] = embedder()
+
+
+def _transcriber(spec: str, threads: int) -> Transcriber:
+    name, _, model = spec.partition(":")
+    if name == "faster-whisper":
+        return FasterWhisper(model or "base", threads=threads)
+    return create_transcriber(spec)
+
+
+def _score_in_worker(task: _Task, settings: dict[str, Any]) -> dict[str, Any]:
+    s = ScoreSettings.from_dict(settings)
+    score = score_rollout(
+        task.folder,
+        task.point,
+        task.system,
+        task.rollout,
+        s,
+        _WORKER["asr"],
+        _WORKER["embed"].cosine,
+    )
+    return score.to_dict()
+
+
+def run_scoring(
+    run_dir: Path,
+    settings: ScoreSettings,
+    workers: int = 2,
+    systems: list[str] | None = None,
+    start: Callable[[int], Callable[[], None]] | None = None,
+    judge: Callable[[Score], Score] | None = None,
+) -> dict[str, ScoreTally]:
+    """Score every rollout of the run in ``run_dir``; keep what is already scored alike.
+
+    Args:
+        run_dir: ``WORKDIR/runs/<run_id>``.
+        settings: Recogniser, gate and judge.
+        workers: Processes that transcribe (1: in this process).
+        systems: Only these systems (all by default).
+        start: Progress hook: ``start(total)`` returns the function called per rollout.
+        judge: Adds LLM verdicts to a recall score (run here, not in the workers).
+    """
+    tasks = list(_tasks(run_dir, systems))
+    digest = settings.digest()
+    advance = start(len(tasks)) if start else (lambda: None)
+    tallies: dict[str, ScoreTally] = {}
+    todo = []
+    for task in tasks:
+        tally = tallies.setdefault(task.system, ScoreTally())
+        if _kept(task, digest) is not None:
+            tally.kept += 1
+            advance()
+        else:
+            todo.append(task)
+
+    def finish(task: _Task, data: dict[str, Any]) -> None:
+        score = Score.from_dict(data)
+        if judge is not None and score.recall is not None:
+            score = judge(score)
+        io.write_json(task.out, score.to_dict())
+        tally = tallies[task.system]
+        tally.scored += 1
+        tally.no_audio += score.status is ScoreStatus.NO_AUDIO
+        tally.transport_errors += score.status is ScoreStatus.TRANSPORT_ERROR
+        advance()
+
+    if todo:
+        # One thread per recogniser, whatever the number of workers: the thread count changes
+        # the order of floating-point sums, and so word times, and scores must not depend on it.
+        threads = 1
+        if workers <= 1:
+            _init_worker(settings.asr, threads)
+            for task in todo:
+                finish(task, _score_in_worker(task, settings.to_dict()))
+        else:
+            init = functools.partial(_init_worker, settings.asr, threads)
+            # Spawned, not forked: a fork of a process whose model libraries run threads can
+            # deadlock in the child.
+            spawn = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(workers, mp_context=spawn, initializer=init) as pool:
+                futures = [(t, pool.submit(_score_in_worker, t, settings.to_dict())) for t in todo]
+                for task, future in futures:
+                    finish(task, future.result())
+    _assemble(run_dir, sorted(tallies))
+    return tallies
+
+
+def _assemble(run_dir: Path, systems: list[str]) -> None:
+    """Write ``scores/<system>.jsonl``: every score of the system, in a fixed order."""
+    for system in systems:
+        folder = run_dir / SCORES_DIR / system
+        scores = [Score.from_dict(io.read_json(p)) for p in folder.glob("*/*.json")]
+        scores.sort(key=lambda s: (s.kind.value, s.point_id, s.rollout))
+        with io.atomic_open(run_dir / SCORES_DIR / f"{system}.jsonl") as handle:
+            for score in scores:
+                handle.write(io.json_line(score.to_dict()))
+
+
+def read_scores(run_dir: Path, system: str) -> list[Score]:
+    """A system's scores, as ``pmc score`` wrote them."""
+    path = run_dir / SCORES_DIR / f"{system}.jsonl"
+    if not path.exists():
+        raise PmcError(f"{path}: not scored yet; run `pmc score --run {run_dir}`")
+    import json
+
+    return [Score.from_dict(json.loads(line)) for line in path.read_text().splitlines() if line]

@@ -1,0 +1,182 @@
+"""What the scoring stage writes: one :class:`Score` per rollout, recomputable from its files."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from pmc.gate import GateParams
+from pmc.io import schema_version
+from pmc.points import PointKind
+from pmc.scoring._evidence import Evidence
+from pmc.scoring._judges import RecallVerdict
+from pmc.scoring._metrics import PauseScore, ReplyScore
+from pmc.scoring._text import StrictVerdict
+
+SCORE_SCHEMA_VERSION = 1
+DEFAULT_SCORING_ASR = "faster-whisper:base"
+"""DESIGN "Metrics": Whisper base by default (bundled); ``faster-whisper:tiny.en`` is faster."""
+
+
+class ScoreStatus(StrEnum):
+    """Whether a rollout could be scored; the others are outcomes beside the scores, not zeros."""
+
+    SCORED = "scored"
+    NO_AUDIO = "no_audio"
+    """The system sent no audio at all."""
+    TRANSPORT_ERROR = "transport_error"
+    """The rollout failed (its ``error.json`` says why); it is retried on resume of the run."""
+
+
+@dataclass(frozen=True)
+class ScoreSettings:
+    """What a score depends on besides the rollout's files; every score records it.
+
+    Attributes:
+        asr: The transcriber setting (``engine:model``).
+        gate: The speech gate's parameters.
+        judge: The LLM judge of recall answers (``provider:model``), if any.
+    """
+
+    asr: str = DEFAULT_SCORING_ASR
+    gate: GateParams = field(default_factory=GateParams)
+    judge: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form."""
+        return {"asr": self.asr, "gate": self.gate.to_dict(), "judge": self.judge}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ScoreSettings:
+        """Inverse of :meth:`to_dict`."""
+        return cls(str(data["asr"]), GateParams.from_dict(data["gate"]), data.get("judge"))
+
+    def digest(self) -> str:
+        """A short hash: a score made with other settings is made again."""
+        text = json.dumps(self.to_dict(), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class RecallScore:
+    """A recall point's answer and its verdicts.
+
+    Attributes:
+        transcript: What the system said from the question's end on.
+        strict: The strict word matcher's verdict (needs no model).
+        judges: Each LLM judge's verdict, with its model, prompt version and raw answer.
+    """
+
+    transcript: str
+    strict: StrictVerdict
+    judges: tuple[RecallVerdict, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form."""
+        return {
+            "transcript": self.transcript,
+            "strict": self.strict.to_dict(),
+            "judges": [j.to_dict() for j in self.judges],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RecallScore:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            str(data["transcript"]),
+            StrictVerdict.from_dict(data["strict"]),
+            tuple(RecallVerdict.from_dict(j) for j in data.get("judges", [])),
+        )
+
+
+@dataclass(frozen=True)
+class Score:
+    """One rollout's scores (paper section 3.5), everything on the stream clock.
+
+    Attributes:
+        point_id: The point.
+        system: The system card's name.
+        rollout: Which rollout (0 is the scored one).
+        kind: The point's kind; results are never pooled across kinds.
+        conversation_id: For bootstrap resampling by conversation.
+        status: Scored, or why not.
+        settings: What the score depends on besides the rollout.
+        late_input: The rollout's input ran late past its bound (its trace's audit).
+        stop_reason: Why the rollout's stream ended.
+        evidence: Gate intervals and their words.
+        ungated_words: Words Whisper heard where the gate found no speech (not used).
+        pause: Pause metrics (pause points).
+        reply: Reply metrics (turn-end points).
+        recall: Answer verdicts (recall points).
+        error: The failure, for transport errors.
+    """
+
+    point_id: str
+    system: str
+    rollout: int
+    kind: PointKind
+    conversation_id: str
+    status: ScoreStatus
+    settings: ScoreSettings
+    late_input: bool = False
+    stop_reason: str | None = None
+    evidence: tuple[Evidence, ...] = ()
+    ungated_words: int = 0
+    pause: PauseScore | None = None
+    reply: ReplyScore | None = None
+    recall: RecallScore | None = None
+    error: str = ""
+    schema_version: int = SCORE_SCHEMA_VERSION
+
+    @property
+    def wordless(self) -> bool:
+        """Whether any above-gate audio carried no words (wordless phonation)."""
+        return any(not e.word_bearing for e in self.evidence)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form, with the schema version."""
+        return {
+            "schema_version": self.schema_version,
+            "point_id": self.point_id,
+            "system": self.system,
+            "rollout": self.rollout,
+            "kind": self.kind.value,
+            "conversation_id": self.conversation_id,
+            "status": self.status.value,
+            "settings": self.settings.to_dict(),
+            "late_input": self.late_input,
+            "stop_reason": self.stop_reason,
+            "evidence": [e.to_dict() for e in self.evidence],
+            "ungated_words": self.ungated_words,
+            "wordless": self.wordless,
+            "pause": self.pause.to_dict() if self.pause else None,
+            "reply": self.reply.to_dict() if self.reply else None,
+            "recall": self.recall.to_dict() if self.recall else None,
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Score:
+        """Inverse of :meth:`to_dict`; refuses a schema version it does not know."""
+        version = schema_version(data, SCORE_SCHEMA_VERSION, "score")
+        return cls(
+            point_id=str(data["point_id"]),
+            system=str(data["system"]),
+            rollout=int(data["rollout"]),
+            kind=PointKind(data["kind"]),
+            conversation_id=str(data["conversation_id"]),
+            status=ScoreStatus(data["status"]),
+            settings=ScoreSettings.from_dict(data["settings"]),
+            late_input=bool(data.get("late_input", False)),
+            stop_reason=data.get("stop_reason"),
+            evidence=tuple(Evidence.from_dict(e) for e in data.get("evidence", [])),
+            ungated_words=int(data.get("ungated_words", 0)),
+            pause=PauseScore.from_dict(data["pause"]) if data.get("pause") else None,
+            reply=ReplyScore.from_dict(data["reply"]) if data.get("reply") else None,
+            recall=RecallScore.from_dict(data["recall"]) if data.get("recall") else None,
+            error=str(data.get("error", "")),
+            schema_version=version,
+        )

@@ -1,0 +1,108 @@
+"""The scoring stage on a real run of the reference systems.
+
+Their defining values, resume, idempotence, and failed rollouts as outcomes.
+"""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pmc.harness import RunSettings, run_rollouts, runs_dir
+from pmc.points import PointKind
+from pmc.scoring import PauseOutcome, Score, ScoreSettings, ScoreStatus, read_scores, run_scoring
+from pmc.systems import Family, SystemCard, find_card
+from pmc.testing.points import write_points
+from pmc.testing.systems import ScriptedSystem
+
+SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
+NAMES = ("never-speak", "always-speak", "person", "shuffled-person")
+FAST = ScoreSettings(asr="faster-whisper:tiny.en")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    workdir = tmp_path_factory.mktemp("scored")
+    write_points(workdir)
+    cards = [find_card(n, SYSTEMS) for n in NAMES]
+    run_rollouts(workdir, cards, RunSettings("r"))
+    path = runs_dir(workdir) / "r"
+    run_scoring(path, FAST, workers=1)
+    return path
+
+
+def by_kind(run: Path, system: str, kind: PointKind) -> list[Score]:
+    return [s for s in read_scores(run, system) if s.kind is kind]
+
+
+def test_never_speak_is_silent_and_says_nothing(run: Path) -> None:
+    scores = read_scores(run, "never-speak")
+    assert {s.status for s in scores} == {ScoreStatus.NO_AUDIO}
+    assert all(s.pause is None and s.reply is None for s in scores)
+
+
+def test_always_speak_takes_every_pause_and_runs_to_the_cap(run: Path) -> None:
+    (pause,) = by_kind(run, "always-speak", PointKind.PAUSE)
+    assert pause.pause is not None
+    assert pause.pause.outcome is PauseOutcome.TAKEOVER
+    assert pause.pause.under_way and pause.pause.latency_s == 0.0
+    for s in by_kind(run, "always-speak", PointKind.TURN_END):
+        assert s.reply is not None
+        assert s.reply.censored
+        assert s.reply.latency_s is not None and s.reply.latency_s <= 0
+
+
+def test_the_person_holds_replies_on_time_and_matches_its_own_words(run: Path) -> None:
+    (pause,) = by_kind(run, "person", PointKind.PAUSE)
+    assert pause.status is ScoreStatus.NO_AUDIO  # the person held the pause: no audio at all
+    ends = by_kind(run, "person", PointKind.TURN_END)
+    assert len(ends) == 2
+    for s in ends:
+        reply = s.reply
+        assert reply is not None and reply.latency_s is not None
+        # The reply starts 0.4 s after the turn's audio ends; the voice's lead-in and the turn's
+        # own trailing silence move the gated onset by tens of milliseconds.
+        assert reply.latency_s == pytest.approx(0.4, abs=0.15)
+        assert reply.duration_ratio == pytest.approx(1.0, abs=0.15)
+        assert reply.token_f1 is not None and reply.token_f1 >= 0.8
+        assert reply.cosine is not None and reply.cosine >= 0.9
+        assert not reply.censored
+    (recall,) = by_kind(run, "person", PointKind.FACT_RECALL)
+    assert recall.recall is not None and recall.recall.strict.correct
+
+
+def test_the_shuffled_person_sits_near_the_similarity_floor(run: Path) -> None:
+    for s in by_kind(run, "shuffled-person", PointKind.TURN_END):
+        assert s.reply is not None and s.reply.token_f1 is not None and s.reply.cosine is not None
+        assert s.reply.token_f1 < 0.5
+        assert s.reply.cosine < 0.6
+    (recall,) = by_kind(run, "never-speak", PointKind.FACT_RECALL)
+    assert recall.recall is None
+
+
+def test_scoring_again_keeps_every_score_and_rewrites_identical_files(run: Path) -> None:
+    before = {p: p.read_bytes() for p in (run / "scores").rglob("*") if p.is_file()}
+    tallies = run_scoring(run, FAST, workers=1)
+    assert sum(t.kept for t in tallies.values()) == 16
+    assert sum(t.scored for t in tallies.values()) == 0
+    shutil.rmtree(run / "scores")
+    run_scoring(run, FAST, workers=2)  # from nothing, in worker processes
+    after = {p: p.read_bytes() for p in (run / "scores").rglob("*") if p.is_file()}
+    assert after == before
+
+
+def test_a_failed_rollout_is_an_outcome_not_a_zero(tmp_path: Path) -> None:
+    write_points(tmp_path)
+    card = SystemCard("flaky", "scripted", Family.LOCAL, params={"say": []})
+    ScriptedSystem.refuse = 2
+    try:
+        run_rollouts(tmp_path, [card], RunSettings("f", retries=1))
+    finally:
+        ScriptedSystem.refuse = 0
+    path = runs_dir(tmp_path) / "f"
+    run_scoring(path, FAST, workers=1)
+    statuses = [s.status for s in read_scores(path, "flaky")]
+    assert statuses.count(ScoreStatus.TRANSPORT_ERROR) == 1
+    failed = next(s for s in read_scores(path, "flaky") if s.status is ScoreStatus.TRANSPORT_ERROR)
+    assert "connection refused" in failed.error
+    assert failed.pause is None and failed.reply is None and failed.recall is None
