@@ -42,3 +42,22 @@ def demo_workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     result = CliRunner().invoke(cli, ["corpus", "import", "demo", "--workdir", str(workdir)])
     assert result.exit_code == 0, result.output
     return workdir
+
+
+@pytest.fixture(scope="session")
+def demo_points_workdir(demo_workdir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo corpus taken through labels, selection and points (slow; once per session)."""
+    import shutil
+
+    from click.testing import CliRunner
+
+    from pmc.cli import cli
+
+    workdir = tmp_path_factory.mktemp("points") / "w"
+    shutil.copytree(demo_workdir, workdir)
+    # Audio paths are stored relative to the working directory, so the copy stands alone.
+    runner = CliRunner()
+    for args in (["labels"], ["select", "--cutoff", "0"], ["points"]):
+        result = runner.invoke(cli, [*args, "--workdir", str(workdir)])
+        assert result.exit_code == 0, result.output
+    return workdir

@@ -101,20 +101,24 @@ class FasterWhisper(Transcriber):
             )
         return self._model
 
-    def transcribe(self, audio: FloatArray) -> list[TimedWord]:
-        """Words in ``audio`` with Whisper's word timestamps."""
-        model = self._load()
-        segments, _ = model.transcribe(
+    def _segments(self, audio: FloatArray, words: bool) -> Any:
+        """Whisper's segments (a generator: decoding happens as it is read)."""
+        segments, _ = self._load().transcribe(
             resample(audio, SAMPLE_RATE, WHISPER_RATE),
             language="en",
             beam_size=1,
             temperature=0.0,  # no sampled fallback: the same audio gives the same words
-            word_timestamps=True,
+            word_timestamps=words,
+            without_timestamps=not words,
             vad_filter=False,
             condition_on_previous_text=False,
         )
+        return segments
+
+    def transcribe(self, audio: FloatArray) -> list[TimedWord]:
+        """Words in ``audio`` with Whisper's word timestamps."""
         words = []
-        for segment in segments:  # a generator: decoding happens here
+        for segment in self._segments(audio, words=True):
             for w in segment.words or []:
                 text = w.word.strip()
                 if text:
@@ -125,16 +129,7 @@ class FasterWhisper(Transcriber):
 
     def text(self, audio: FloatArray) -> str:
         """What was said, decoded without timestamps (about twice as fast)."""
-        segments, _ = self._load().transcribe(
-            resample(audio, SAMPLE_RATE, WHISPER_RATE),
-            language="en",
-            beam_size=1,
-            temperature=0.0,  # no sampled fallback: the same audio gives the same words
-            word_timestamps=False,
-            without_timestamps=True,
-            vad_filter=False,
-            condition_on_previous_text=False,
-        )
+        segments = self._segments(audio, words=False)
         return " ".join(segment.text.strip() for segment in segments).strip()
 
 

@@ -2,7 +2,6 @@
 
 import hashlib
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -19,15 +18,8 @@ from pmc.points._prompts import leaks_answer
 
 
 @pytest.fixture(scope="module")
-def points_workdir(demo_workdir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    workdir = tmp_path_factory.mktemp("points") / "w"
-    shutil.copytree(demo_workdir, workdir)
-    # Audio paths are stored relative to the working directory, so the copy stands alone.
-    runner = CliRunner()
-    for args in (["labels"], ["select", "--cutoff", "0"], ["points"]):
-        result = runner.invoke(cli, [*args, "--workdir", str(workdir)])
-        assert result.exit_code == 0, result.output
-    return workdir
+def points_workdir(demo_points_workdir: Path) -> Path:
+    return demo_points_workdir
 
 
 def _checksums(folder: Path) -> dict[str, str]:

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any
 
-from pmc.scoring._evidence import RUN_GAP_S, Evidence, Run, runs
+from pmc.scoring._evidence import Evidence, Run, runs
 
 
 class PauseOutcome(StrEnum):
@@ -157,10 +157,11 @@ def reply_score(
     )
 
 
-def censored_at(found: Sequence[Evidence], cap_stream_s: float) -> bool:
-    """Whether talk was under way at the cap, on the played track.
+def censored_at(found: Sequence[Evidence], cap_stream_s: float, silence_s: float) -> bool:
+    """Whether the reply was still under way at the cap, on the played track.
 
-    A run of talk reaching the cap, or stopping less than a run's gap before it (a pause
-    between two words), is under way; murmur without words is not.
+    By the protocol's own stop rule a reply is over once its words have been followed by
+    ``silence_s`` of silence (2 s); words that ended less than that before the cap (a pause
+    between two sentences) mean it was not over. Murmur without words does not count.
     """
-    return any(r.end_stream_s >= cap_stream_s - RUN_GAP_S for r in runs(found))
+    return any(r.end_stream_s > cap_stream_s - silence_s for r in runs(found))

@@ -13,7 +13,7 @@ from pathlib import Path
 from pmc.asr import Transcriber
 from pmc.audio import SAMPLE_RATE
 from pmc.gate import speech_intervals
-from pmc.harness import ERROR_FILE, TRACE_FILE, StopReason, read_rollout
+from pmc.harness import ERROR_FILE, TRACE_FILE, ProtocolParams, StopReason, read_rollout
 from pmc.io import read_json
 from pmc.points import Point, PointKind
 from pmc.scoring._evidence import Evidence, evidence, ungated
@@ -101,10 +101,14 @@ def _reply(
     if point.reply_start_conv_s is not None and point.reply_end_conv_s is not None:
         human_duration = round(point.reply_end_conv_s - point.reply_start_conv_s, 4)
     stop = protocol.get("stop_stream_s")
+    params = protocol.get("params")
+    silence_s = (
+        ProtocolParams.from_dict(params).reply_silence_s if isinstance(params, dict) else 2.0
+    )
     censored = (
         protocol.get("stop_reason") == StopReason.CAP.value
         and isinstance(stop, int | float)
-        and censored_at(found, float(stop))
+        and censored_at(found, float(stop), silence_s)
     )
     human_words = sum(has_words(w) for w in point.reply_text.split())
     reply = reply_score(found, point.boundary_stream_s, human_duration, human_words, censored)

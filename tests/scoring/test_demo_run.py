@@ -1,0 +1,108 @@
+"""The reference systems on the demo's points give the values that define them.
+
+The Scoring issue's "done when": the person holds every pause, replies at the scripted gap
+(median within 100 ms), as long as itself (duration ratio median 0.9 to 1.1) and in its own
+words (token F1 median at least 0.8: the transcription ceiling); never-speak and always-speak
+give their defining values; the shuffled person's similarity sits near the floor.
+"""
+
+from pathlib import Path
+from statistics import median
+
+import pytest
+
+from pmc.harness import RunSettings, run_rollouts, runs_dir
+from pmc.points import Point, PointKind, read_points
+from pmc.scoring import PauseOutcome, Score, ScoreSettings, ScoreStatus, read_scores, run_scoring
+from pmc.systems import find_card
+
+SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
+NAMES = ("never-speak", "always-speak", "person", "shuffled-person")
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def run(demo_points_workdir: Path) -> Path:
+    cards = [find_card(n, SYSTEMS) for n in NAMES]
+    run_rollouts(demo_points_workdir, cards, RunSettings("reference"))
+    path = runs_dir(demo_points_workdir) / "reference"
+    # tiny.en, the fast option: the person's words set the transcription ceiling either way.
+    run_scoring(path, ScoreSettings(asr="faster-whisper:tiny.en"), workers=2)
+    return path
+
+
+@pytest.fixture(scope="module")
+def points(demo_points_workdir: Path) -> dict[str, Point]:
+    return {p.point_id: p for p in read_points(demo_points_workdir)}
+
+
+def scores(run: Path, system: str, kind: PointKind) -> list[Score]:
+    found = [s for s in read_scores(run, system) if s.kind is kind and s.rollout == 0]
+    assert found, f"no {kind} scores for {system}"
+    return found
+
+
+def test_the_person_holds_every_pause(run: Path) -> None:
+    for s in scores(run, "person", PointKind.PAUSE):
+        assert s.status is ScoreStatus.NO_AUDIO or (
+            s.pause is not None and s.pause.outcome is PauseOutcome.SILENT
+        )
+
+
+def test_the_person_replies_at_the_scripted_gap_as_long_as_itself_in_its_own_words(
+    run: Path, points: dict[str, Point]
+) -> None:
+    ends = scores(run, "person", PointKind.TURN_END)
+    gaps, ratios, f1s = [], [], []
+    for s in ends:
+        assert s.reply is not None and s.reply.latency_s is not None, s.point_id
+        point = points[s.point_id]
+        assert point.reply_start_conv_s is not None
+        gaps.append(s.reply.latency_s - (point.reply_start_conv_s - point.boundary_conv_s))
+        assert s.reply.duration_ratio is not None and s.reply.token_f1 is not None
+        ratios.append(s.reply.duration_ratio)
+        f1s.append(s.reply.token_f1)
+    print(
+        f"person: latency - gap median {median(gaps):+.3f} s, duration ratio median "
+        f"{median(ratios):.2f}, token F1 median {median(f1s):.2f} over {len(ends)} turn ends"
+    )
+    assert abs(median(gaps)) <= 0.1
+    assert 0.9 <= median(ratios) <= 1.1
+    assert median(f1s) >= 0.8
+
+
+def test_never_speak_says_nothing_anywhere(run: Path) -> None:
+    for kind in PointKind:
+        assert {s.status for s in scores(run, "never-speak", kind)} == {ScoreStatus.NO_AUDIO}
+
+
+def test_always_speak_takes_every_pause_and_is_censored_at_every_turn_end(run: Path) -> None:
+    pauses = scores(run, "always-speak", PointKind.PAUSE)
+    assert all(s.pause is not None and s.pause.outcome is PauseOutcome.TAKEOVER for s in pauses)
+    latencies = []
+    for s in scores(run, "always-speak", PointKind.TURN_END):
+        assert s.reply is not None and s.reply.censored
+        assert s.reply.latency_s is not None
+        latencies.append(s.reply.latency_s)
+    # Talking when the turn ends, except where the turn ended in a pause between two of its
+    # sentences: then its next sentence comes within that pause's length.
+    assert median(latencies) <= 0
+    assert max(latencies) < 1.0
+
+
+def test_the_shuffled_person_sits_at_the_similarity_floor(run: Path) -> None:
+    def medians(system: str) -> tuple[float, float]:
+        replies = [s.reply for s in scores(run, system, PointKind.TURN_END) if s.reply]
+        f1 = [r.token_f1 for r in replies if r.token_f1 is not None]
+        cosine = [r.cosine for r in replies if r.cosine is not None]
+        return median(f1), median(cosine)
+
+    floor_f1, floor_cosine = medians("shuffled-person")
+    ceiling_f1, ceiling_cosine = medians("person")
+    print(
+        f"similarity floor {floor_f1:.2f} / {floor_cosine:.2f}, "
+        f"ceiling {ceiling_f1:.2f} / {ceiling_cosine:.2f} (token F1 / cosine)"
+    )
+    assert floor_f1 <= 0.25
+    assert floor_cosine <= ceiling_cosine - 0.4
