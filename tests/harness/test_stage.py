@@ -96,7 +96,7 @@ def test_reference_systems_do_what_defines_them(workdir: Path, points: list[Poin
     assert texts == [b.reply_text]
     recall = next(p for p in points if p.kind is PointKind.FACT_RECALL)
     trace_r, _ = read_rollout(rollout_dir(run, "person", recall.point_id, 0))
-    assert [o.text for o in trace_r.outputs if o.text] == ["Paris"]
+    assert [o.text for o in trace_r.outputs if o.text] == ["The answer is Paris."]
 
 
 def test_a_rerun_keeps_finished_rollouts_and_changes_nothing(workdir: Path) -> None:

@@ -20,6 +20,11 @@ otherwise. The corpus has no recorded answer to time it by; half a second is a t
 conversational gap (paper section 5 gives human turn-end gaps of this order)."""
 
 
+RECALL_ANSWER = "The answer is {answer}."
+"""How the person states a gold answer: as a sentence, because a lone word ("Pepper") is often
+lost by the recogniser, and the ceiling is what a perfect answer scores through transcription."""
+
+
 def rollout_seed(seed: int, system: str, point_id: str, rollout: int) -> int:
     """A seed per rollout from the run's seed and the rollout's identity (never its position)."""
     key = f"{seed}|{system}|{point_id}|{rollout}".encode()
@@ -69,8 +74,8 @@ def reference_for(
     The person (``reference = "own"``) replays its own reply at its real time; the shuffled
     person (``"shuffled"``) another turn end's reply from the same conversation at that same
     time (another conversation's only where the conversation has a single turn end). At recall
-    points the gold answer is spoken (the shuffled person answers a different question of the
-    conversation); at pauses both hold, as the person did.
+    points the gold answer is spoken in a short sentence (the shuffled person answers a
+    different question of the conversation); at pauses both hold, as the person did.
     """
     mode = card.params.get("reference", "own")
     if point.kind is PointKind.PAUSE:
@@ -102,6 +107,6 @@ def reference_for(
         source = picked
     return Reference(
         start_stream_s=point.boundary_stream_s + _recall_latency_s(card),
-        text=source.gold_answer,
+        text=RECALL_ANSWER.format(answer=source.gold_answer),
         source_point_id=source.point_id,
     )

@@ -1,0 +1,200 @@
+"""The main table's values (paper Table 3) and their bootstrap intervals (Table 14).
+
+Per system and per point kind, never pooled across kinds. Rates are over rollouts; latencies,
+ratios and similarities are medians with interquartile ranges over rollouts with words (DESIGN
+"Metrics", "Reporting"). Only rollout 0 of each point is reported (paper section 3.4). Failed
+rollouts are left out and counted apart; rollouts without audio count as silent (pauses) or as
+replies without words (turn ends), which is what the system did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pmc.points import PointKind
+from pmc.scoring import PauseOutcome, Score, ScoreStatus
+
+RESAMPLES = 2000
+"""Bootstrap resamples of conversations (paper appendix E, Table 14)."""
+RECALL_PREFIX_S = 120.0
+"""The main table reports recall after 120 s of history (paper Table 3)."""
+
+Metric = Callable[[Sequence[Score]], float | None]
+
+
+@dataclass(frozen=True)
+class Value:
+    """One cell of the main table.
+
+    Attributes:
+        estimate: The rate or median (None where nothing qualifies).
+        n: Rollouts it is computed over.
+        q1: Lower quartile (medians only).
+        q3: Upper quartile (medians only).
+        ci_low: 2.5th percentile of the bootstrap.
+        ci_high: 97.5th percentile of the bootstrap.
+    """
+
+    estimate: float | None
+    n: int
+    q1: float | None = None
+    q3: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form, rounded for reading."""
+        return {k: _round(v) for k, v in self.__dict__.items()}
+
+
+def _round(value: float | int | None) -> float | int | None:
+    return round(value, 4) if isinstance(value, float) else value
+
+
+def scored(scores: Sequence[Score]) -> list[Score]:
+    """Rollout 0 of each point, without transport failures."""
+    return [s for s in scores if s.rollout == 0 and s.status is not ScoreStatus.TRANSPORT_ERROR]
+
+
+def _share(outcome: PauseOutcome) -> Metric:
+    def metric(scores: Sequence[Score]) -> float | None:
+        if not scores:
+            return None
+        hits = sum((s.pause.outcome if s.pause else PauseOutcome.SILENT) is outcome for s in scores)
+        return hits / len(scores)
+
+    return metric
+
+
+def _values(scores: Sequence[Score], pick: Callable[[Score], float | None]) -> list[float]:
+    return [v for v in (pick(s) for s in scores) if v is not None]
+
+
+def _median(pick: Callable[[Score], float | None]) -> Metric:
+    def metric(scores: Sequence[Score]) -> float | None:
+        values = _values(scores, pick)
+        return float(np.median(values)) if values else None
+
+    return metric
+
+
+def _rate(pick: Callable[[Score], bool | None]) -> Metric:
+    def metric(scores: Sequence[Score]) -> float | None:
+        flags = [f for f in (pick(s) for s in scores) if f is not None]
+        return sum(flags) / len(flags) if flags else None
+
+    return metric
+
+
+def _takeover_latency(s: Score) -> float | None:
+    return s.pause.latency_s if s.pause else None
+
+
+def _reply(field: str) -> Callable[[Score], float | None]:
+    def pick(s: Score) -> float | None:
+        if s.reply is None or not s.reply.words:
+            return None
+        value = getattr(s.reply, field)
+        return None if value is None else float(value)
+
+    return pick
+
+
+def _censored(s: Score) -> bool:
+    return bool(s.reply and s.reply.censored)
+
+
+def _strict(s: Score) -> bool | None:
+    return s.recall.strict.correct if s.recall else False
+
+
+PAUSE_METRICS: dict[str, tuple[Metric, Callable[[Score], float | None] | None]] = {
+    "silent": (_share(PauseOutcome.SILENT), None),
+    "takeover": (_share(PauseOutcome.TAKEOVER), None),
+    "after": (_share(PauseOutcome.AFTER), None),
+    "takeover_latency_s": (_median(_takeover_latency), _takeover_latency),
+}
+"""Each metric, and for medians the per-rollout value its quartiles come from."""
+REPLY_METRICS: dict[str, tuple[Metric, Callable[[Score], float | None] | None]] = {
+    "latency_s": (_median(_reply("latency_s")), _reply("latency_s")),
+    "censored": (_rate(_censored), None),
+    "duration_ratio": (_median(_reply("duration_ratio")), _reply("duration_ratio")),
+    "word_ratio": (_median(_reply("word_ratio")), _reply("word_ratio")),
+    "token_f1": (_median(_reply("token_f1")), _reply("token_f1")),
+    "cosine": (_median(_reply("cosine")), _reply("cosine")),
+}
+RECALL_METRICS: dict[str, tuple[Metric, Callable[[Score], float | None] | None]] = {
+    "strict": (_rate(_strict), None),
+}
+
+
+def judge_metric(model: str) -> Metric:
+    """Recall accuracy under one LLM judge (rollouts it has no verdict on are left out)."""
+
+    def pick(s: Score) -> bool | None:
+        if s.recall is None:
+            return False
+        verdicts = [j.correct for j in s.recall.judges if j.model == model]
+        return verdicts[0] if verdicts else None
+
+    return _rate(pick)
+
+
+def metrics_for(
+    kind: PointKind, judges: Sequence[str] = ()
+) -> dict[str, tuple[Metric, Callable[[Score], float | None] | None]]:
+    """The main table's metrics for a point kind."""
+    if kind is PointKind.PAUSE:
+        return PAUSE_METRICS
+    if kind is PointKind.TURN_END:
+        return REPLY_METRICS
+    table = dict(RECALL_METRICS)
+    for model in judges:
+        table[f"judge:{model}"] = (judge_metric(model), None)
+    return table
+
+
+def bootstrap(
+    scores: Sequence[Score],
+    metrics: dict[str, tuple[Metric, Callable[[Score], float | None] | None]],
+    seed: int,
+    resamples: int = RESAMPLES,
+) -> dict[str, Value]:
+    """Every metric with its quartiles and a 95% interval from resampling conversations.
+
+    Conversations, not rollouts, are drawn with replacement, because points of one conversation
+    are not independent (paper appendix E). The same seed gives the same intervals.
+    """
+    groups: dict[str, list[Score]] = {}
+    for s in scores:
+        groups.setdefault(s.conversation_id, []).append(s)
+    names = sorted(groups)
+    rng = np.random.default_rng(seed)
+    draws: dict[str, list[float]] = {name: [] for name in metrics}
+    for _ in range(resamples if names else 0):
+        picked = rng.integers(0, len(names), len(names))
+        sample = [s for i in picked for s in groups[names[i]]]
+        for name, (metric, _) in metrics.items():
+            value = metric(sample)
+            if value is not None:
+                draws[name].append(value)
+    out = {}
+    for name, (metric, pick) in metrics.items():
+        estimate = metric(scores)
+        q1 = q3 = None
+        if pick is not None:
+            values = _values(scores, pick)
+            if values:
+                q1, q3 = (float(v) for v in np.percentile(values, [25, 75]))
+            n = len(values)
+        else:
+            n = len(scores)
+        low = high = None
+        if draws[name]:
+            low, high = (float(v) for v in np.percentile(draws[name], [2.5, 97.5]))
+        out[name] = Value(estimate, n, q1, q3, low, high)
+    return out

@@ -1,0 +1,87 @@
+"""The main table (paper Table 3, with Table 14's intervals) of one run, per system and kind."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pmc import io
+from pmc.harness import RUN_FILE
+from pmc.points import Point, PointKind, read_points
+from pmc.report._aggregate import RECALL_PREFIX_S, RESAMPLES, Value, bootstrap, metrics_for, scored
+from pmc.scoring import Score, ScoreStatus, read_scores, workdir_of
+
+
+@dataclass(frozen=True)
+class MainRow:
+    """One system at one kind of point.
+
+    Attributes:
+        system: The system card's name.
+        kind: The point kind (never pooled).
+        points: Points with a scored rollout 0.
+        failed: Points whose rollout 0 failed (transport errors, left out).
+        no_audio: Points where the system sent no audio.
+        values: Each metric's value, quartiles and interval.
+    """
+
+    system: str
+    kind: PointKind
+    points: int
+    failed: int
+    no_audio: int
+    values: dict[str, Value]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form."""
+        return {
+            "system": self.system,
+            "kind": self.kind.value,
+            "points": self.points,
+            "failed": self.failed,
+            "no_audio": self.no_audio,
+            "values": {k: v.to_dict() for k, v in self.values.items()},
+        }
+
+
+def _judges(scores: Sequence[Score]) -> list[str]:
+    return sorted({j.model for s in scores if s.recall for j in s.recall.judges})
+
+
+def row(
+    system: str,
+    kind: PointKind,
+    scores: Sequence[Score],
+    points: dict[str, Point],
+    seed: int,
+    resamples: int = RESAMPLES,
+) -> MainRow:
+    """The row of one system at one kind (recall: the 120 s prefix only)."""
+    mine = [s for s in scores if s.kind is kind and s.rollout == 0]
+    if kind in (PointKind.CONVERSATION_RECALL, PointKind.FACT_RECALL):
+        mine = [s for s in mine if points[s.point_id].prefix_s == RECALL_PREFIX_S]
+    kept = scored(mine)
+    values = bootstrap(kept, metrics_for(kind, _judges(kept)), seed, resamples)
+    return MainRow(
+        system,
+        kind,
+        len(kept),
+        sum(s.status is ScoreStatus.TRANSPORT_ERROR for s in mine),
+        sum(s.status is ScoreStatus.NO_AUDIO for s in kept),
+        values,
+    )
+
+
+def main_table(run_dir: Path, seed: int = 0, resamples: int = RESAMPLES) -> list[MainRow]:
+    """Every system of the run at every point kind it was run on."""
+    record = io.read_json(run_dir / RUN_FILE)
+    points = {p.point_id: p for p in read_points(workdir_of(run_dir))}
+    rows = []
+    for system in sorted(record["systems"]):
+        scores = read_scores(run_dir, system)
+        for kind in PointKind:
+            if any(s.kind is kind for s in scores):
+                rows.append(row(system, kind, scores, points, seed, resamples))
+    return rows

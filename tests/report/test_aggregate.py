@@ -1,0 +1,76 @@
+"""The main table's values: rates, medians with quartiles, and seeded bootstrap intervals."""
+
+import pytest
+
+from pmc.points import PointKind
+from pmc.report import bootstrap, metrics_for
+from pmc.scoring import PauseOutcome, PauseScore, ReplyScore, Score, ScoreSettings, ScoreStatus
+
+SETTINGS = ScoreSettings()
+
+
+def pause(conv: str, outcome: PauseOutcome, latency: float | None = None, k: int = 0) -> Score:
+    return Score(
+        f"p-{conv}-{outcome}-{latency}-{k}",
+        "s",
+        0,
+        PointKind.PAUSE,
+        conv,
+        ScoreStatus.SCORED,
+        SETTINGS,
+        pause=PauseScore(outcome, latency, False, False, False),
+    )
+
+
+def reply(conv: str, latency: float | None, f1: float | None, k: int = 0) -> Score:
+    words = 0 if latency is None else 5
+    return Score(
+        f"t-{conv}-{k}",
+        "s",
+        0,
+        PointKind.TURN_END,
+        conv,
+        ScoreStatus.SCORED,
+        SETTINGS,
+        reply=ReplyScore(latency, 1.0 if words else None, words, 1.0, 5, 1.0, 1.0, False, "x", f1),
+    )
+
+
+def test_pause_shares_are_over_rollouts_and_latency_over_takeovers() -> None:
+    scores = [
+        pause("a", PauseOutcome.TAKEOVER, 0.2),
+        pause("a", PauseOutcome.TAKEOVER, 0.6),
+        pause("b", PauseOutcome.SILENT),
+        pause("c", PauseOutcome.AFTER),
+    ]
+    values = bootstrap(scores, metrics_for(PointKind.PAUSE), seed=1, resamples=200)
+    assert values["takeover"].estimate == 0.5
+    assert values["silent"].estimate == 0.25
+    assert values["after"].estimate == 0.25
+    latency = values["takeover_latency_s"]
+    assert latency.estimate == pytest.approx(0.4)
+    assert latency.n == 2
+    assert latency.q1 == pytest.approx(0.3)
+    assert latency.q3 == pytest.approx(0.5)
+
+
+def test_replies_without_words_are_left_out_of_medians_not_counted_as_zero() -> None:
+    scores = [reply("a", 0.5, 0.2), reply("b", 1.5, 0.4), reply("c", None, None)]
+    values = bootstrap(scores, metrics_for(PointKind.TURN_END), seed=1, resamples=100)
+    assert values["latency_s"].estimate == pytest.approx(1.0)
+    assert values["latency_s"].n == 2
+    assert values["token_f1"].estimate == pytest.approx(0.3)
+    assert values["censored"].estimate == 0.0
+    assert values["censored"].n == 3
+
+
+def test_intervals_resample_conversations_and_repeat_with_the_seed() -> None:
+    # Conversation a always takes over, b never: the interval spans both extremes.
+    scores = [pause("a", PauseOutcome.TAKEOVER, 0.1, k) for k in range(5)]
+    scores += [pause("b", PauseOutcome.SILENT, None, k) for k in range(5)]
+    first = bootstrap(scores, metrics_for(PointKind.PAUSE), seed=7, resamples=2000)
+    again = bootstrap(scores, metrics_for(PointKind.PAUSE), seed=7, resamples=2000)
+    assert first == again
+    takeover = first["takeover"]
+    assert takeover.estimate == 0.5
+    assert (takeover.ci_low, takeover.ci_high) == (0.0, 1.0)
