@@ -76,10 +76,15 @@ def print_summary(run_dir: Path, tallies: dict[str, ScoreTally]) -> None:
     table.add_column("no audio / failed", justify="right")
     for system in sorted(tallies):
         scores = [s for s in read_scores(run_dir, system) if s.rollout == 0]
-        pauses = [s.pause for s in scores if s.pause is not None]
+        # A pause without any audio was held: silent.
+        pauses = [
+            s.pause.outcome if s.pause else PauseOutcome.SILENT
+            for s in scores
+            if s.kind is PointKind.PAUSE and s.status is not ScoreStatus.TRANSPORT_ERROR
+        ]
         shares = "-"
         if pauses:
-            counts = [sum(p.outcome is o for p in pauses) / len(pauses) for o in PauseOutcome]
+            counts = [pauses.count(o) / len(pauses) for o in PauseOutcome]
             shares = " / ".join(f"{c:.2f}" for c in counts)
         latencies = [
             s.reply.latency_s
