@@ -1,9 +1,13 @@
 """The main table's values: rates, medians with quartiles, and seeded bootstrap intervals."""
 
+import csv
+import json
+from pathlib import Path
+
 import pytest
 
 from pmc.points import PointKind
-from pmc.report import bootstrap, metrics_for
+from pmc.report import MainRow, bootstrap, metrics_for, write_main_table
 from pmc.scoring import PauseOutcome, PauseScore, ReplyScore, Score, ScoreSettings, ScoreStatus
 
 SETTINGS = ScoreSettings()
@@ -74,3 +78,19 @@ def test_intervals_resample_conversations_and_repeat_with_the_seed() -> None:
     takeover = first["takeover"]
     assert takeover.estimate == 0.5
     assert (takeover.ci_low, takeover.ci_high) == (0.0, 1.0)
+
+
+def test_the_main_table_is_written_per_kind_as_markdown_csv_and_json(tmp_path: Path) -> None:
+
+    scores = [pause("a", PauseOutcome.TAKEOVER, 0.2), pause("b", PauseOutcome.SILENT)]
+    values = bootstrap(scores, metrics_for(PointKind.PAUSE), seed=3, resamples=50)
+    rows = [MainRow("sys", PointKind.PAUSE, 2, 0, 0, values)]
+    write_main_table(rows, tmp_path, seed=3, resamples=50)
+    md = (tmp_path / "main_table.md").read_text()
+    assert "## pause" in md and "| sys | 2 | 0 | 0 | 0.50" in md
+    lines = list(csv.DictReader((tmp_path / "main_table.csv").open()))
+    assert {r["metric"] for r in lines} == {"silent", "takeover", "after", "takeover_latency_s"}
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["schema_version"] == 1
+    assert results["bootstrap"] == {"resamples": 50, "seed": 3, "unit": "conversation"}
+    assert results["main_table"][0]["values"]["takeover"]["estimate"] == 0.5
