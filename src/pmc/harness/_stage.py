@@ -152,7 +152,7 @@ def _run_record(
         "systems": {
             card.name: {
                 "card": card.to_dict(),
-                "adapter_version": getattr(adapter_factory(card), "VERSION", "unknown"),
+                "adapter_version": adapter_factory(card).VERSION,
                 "clock": clock_for(card, settings.clock).value,
             }
             for card in cards
@@ -260,7 +260,7 @@ def warm_up(cards: Iterable[SystemCard]) -> None:
     interpreter for up to a second and makes every concurrent stream late.
     """
     for card in cards:
-        adapter_factory(card).prepare(card)  # type: ignore[attr-defined]
+        adapter_factory(card).prepare(card)
     timing = [FrameTiming(0, 0, 1)]
     audit(timing)
     played = reconstruct([Chunk(0, np.zeros(480, dtype=np.float32))], 0, [], 0.1)
@@ -306,7 +306,7 @@ async def _run_task(
 
     def load() -> RolloutJob:
         reference = None
-        if getattr(adapter_factory(card), "TAKES_REFERENCE", False):
+        if adapter_factory(card).TAKES_REFERENCE:
             reference = reference_for(card, point, points, pdir)
         return RolloutJob(
             point,

@@ -9,6 +9,7 @@ fixed order. Scoring the same rollouts twice writes identical files.
 from __future__ import annotations
 
 import functools
+import json
 import multiprocessing
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -196,6 +197,5 @@ def read_scores(run_dir: Path, system: str) -> list[Score]:
     path = run_dir / SCORES_DIR / f"{system}.jsonl"
     if not path.exists():
         raise PmcError(f"{path}: not scored yet; run `pmc score --run {run_dir}`")
-    import json
-
-    return [Score.from_dict(json.loads(line)) for line in path.read_text().splitlines() if line]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [Score.from_dict(json.loads(line)) for line in lines if line]

@@ -148,7 +148,9 @@ class SystemAdapter(ABC):
         """End the session."""
 
 
-AdapterFactory = Callable[[SystemCard, Clock], SystemAdapter]
+AdapterFactory = type[SystemAdapter]
+"""Adapters register their class: its VERSION, TAKES_REFERENCE and prepare() are read before
+any rollout, and calling it with (card, clock) makes one."""
 _ADAPTERS: dict[str, AdapterFactory] = {}
 
 
