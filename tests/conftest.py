@@ -61,3 +61,23 @@ def demo_points_workdir(demo_workdir: Path, tmp_path_factory: pytest.TempPathFac
         result = runner.invoke(cli, [*args, "--workdir", str(workdir)])
         assert result.exit_code == 0, result.output
     return workdir
+
+
+REFERENCE_SYSTEMS = ("never-speak", "always-speak", "person", "shuffled-person")
+"""The reference systems (DESIGN "Systems"): what defines them is tested on the demo points."""
+
+
+@pytest.fixture(scope="session")
+def reference_run(demo_points_workdir: Path) -> Path:
+    """The reference systems run and scored on the demo points (slow; once per session)."""
+    from pmc.harness import RunSettings, run_rollouts, runs_dir
+    from pmc.scoring import ScoreSettings, run_scoring
+    from pmc.systems import find_card
+
+    systems = Path(__file__).resolve().parents[1] / "systems"
+    cards = [find_card(n, systems) for n in REFERENCE_SYSTEMS]
+    run_rollouts(demo_points_workdir, cards, RunSettings("reference"))
+    path = runs_dir(demo_points_workdir) / "reference"
+    # tiny.en, the fast option: the person's words set the transcription ceiling either way.
+    run_scoring(path, ScoreSettings(asr="faster-whisper:tiny.en"), workers=2)
+    return path

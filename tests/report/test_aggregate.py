@@ -91,6 +91,6 @@ def test_the_main_table_is_written_per_kind_as_markdown_csv_and_json(tmp_path: P
     lines = list(csv.DictReader((tmp_path / "main_table.csv").open()))
     assert {r["metric"] for r in lines} == {"silent", "takeover", "after", "takeover_latency_s"}
     results = json.loads((tmp_path / "results.json").read_text())
-    assert results["schema_version"] == 1
+    assert results["schema_version"] == 2
     assert results["bootstrap"] == {"resamples": 50, "seed": 3, "unit": "conversation"}
     assert results["main_table"][0]["values"]["takeover"]["estimate"] == 0.5

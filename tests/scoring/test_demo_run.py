@@ -11,25 +11,15 @@ from statistics import median
 
 import pytest
 
-from pmc.harness import RunSettings, run_rollouts, runs_dir
 from pmc.points import Point, PointKind, read_points
-from pmc.scoring import PauseOutcome, Score, ScoreSettings, ScoreStatus, read_scores, run_scoring
-from pmc.systems import find_card
-
-SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
-NAMES = ("never-speak", "always-speak", "person", "shuffled-person")
+from pmc.scoring import PauseOutcome, Score, ScoreStatus, read_scores
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def run(demo_points_workdir: Path) -> Path:
-    cards = [find_card(n, SYSTEMS) for n in NAMES]
-    run_rollouts(demo_points_workdir, cards, RunSettings("reference"))
-    path = runs_dir(demo_points_workdir) / "reference"
-    # tiny.en, the fast option: the person's words set the transcription ceiling either way.
-    run_scoring(path, ScoreSettings(asr="faster-whisper:tiny.en"), workers=2)
-    return path
+def run(reference_run: Path) -> Path:
+    return reference_run
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ from pmc.cli._corpus import corpus
 from pmc.cli._demo import demo
 from pmc.cli._labels import labels_command, select_command
 from pmc.cli._points import points_command
+from pmc.cli._report import report_command
 from pmc.cli._run import run_command
 from pmc.cli._score import score_command
 from pmc.errors import PmcError
@@ -44,6 +45,7 @@ cli.add_command(select_command)
 cli.add_command(points_command)
 cli.add_command(run_command)
 cli.add_command(score_command)
+cli.add_command(report_command)
 cli.add_command(calibrate_gate_command)
 cli.add_command(demo)
 cli.add_command(bench)

@@ -9,17 +9,15 @@ import click
 from pmc.cli._corpus import import_demo_corpus, info
 from pmc.cli._labels import labels_command, select_command
 from pmc.cli._points import points_command
+from pmc.cli._report import report_command
 from pmc.cli._run import SYSTEMS_DIR, load_cards, run_command
 from pmc.cli._score import score_command
-from pmc.cli._ui import out
 from pmc.harness import runs_dir
 from pmc.systems import Family
 
-NEXT_STAGES = ("report",)
 DEMO_RUN = "demo"
 DEMO_ASR = "faster-whisper:tiny.en"
 """The demo scores with the fast bundled model (Whisper base, the default, takes twice as long)."""
-"""Stages of the pipeline (DESIGN "The pipeline") not yet built into the demo."""
 
 
 @click.command()
@@ -39,10 +37,11 @@ DEMO_ASR = "faster-whisper:tiny.en"
 )
 @click.pass_context
 def demo(ctx: click.Context, workdir: Path, systems_dir: Path) -> None:
-    """Run every stage built so far on the bundled demo corpus, offline.
+    """Run every stage on the bundled demo corpus, offline.
 
     Corpus, labels, selection, points, then rollouts of every local system (the reference
-    systems and the endpointer cascades) in the run WORKDIR/runs/demo, and their scores.
+    systems and the endpointer cascades) in the run WORKDIR/runs/demo, their scores, and the
+    report, whose path it prints last.
     """
     import_demo_corpus(workdir)
     ctx.invoke(info, workdir=workdir, per_conversation=True)
@@ -59,6 +58,6 @@ def demo(ctx: click.Context, workdir: Path, systems_dir: Path) -> None:
         systems_dir=systems_dir,
         run_id=DEMO_RUN,
     )
-    ctx.invoke(score_command, run_dir=runs_dir(workdir) / DEMO_RUN, asr=DEMO_ASR)
-    out.print(f"demo ready in {workdir}")
-    out.print("stages still to come: " + " -> ".join(NEXT_STAGES))
+    run_dir = runs_dir(workdir) / DEMO_RUN
+    ctx.invoke(score_command, run_dir=run_dir, asr=DEMO_ASR)
+    ctx.invoke(report_command, run_dir=run_dir)

@@ -1,23 +1,39 @@
-"""Report stage (being built): the paper's tables and figures from a run's scores.
+"""Report stage: the paper's tables and figures from a run's scores, and an HTML report.
 
-Built so far: the main table's values per system and point kind, with quartiles and bootstrap
-intervals over conversations (``_aggregate``, ``_main``), written as Markdown, CSV and a
-versioned ``results.json`` (``_write``).
+The main table per system and point kind with bootstrap intervals over conversations
+(``_aggregate``, ``_main``), the appendix analyses (``_pauses``, ``_recall``, ``_outcomes``,
+``_compare``), the figures (``_figures``), and the files: Markdown, CSV, a versioned
+``results.json`` (``_write``) and a static HTML folder (``_html``, its rollout pages from
+``_rollouts``, ``_pages`` and ``_timeline``), put together by
+:func:`build_report`.
 """
 
 from pmc.report._aggregate import RECALL_PREFIX_S, RESAMPLES, Value, bootstrap, metrics_for
+from pmc.report._data import RunData, load_run
 from pmc.report._main import MainRow, main_table, row
-from pmc.report._write import markdown, table_csv, write_main_table
+from pmc.report._reference import Reference, reference_of
+from pmc.report._stage import REPORT_DIR, build_report
+from pmc.report._table import Figure, Table
+from pmc.report._write import main_tables, markdown, table_csv, write_main_table
 
 __all__ = [
     "RECALL_PREFIX_S",
+    "REPORT_DIR",
     "RESAMPLES",
+    "Figure",
     "MainRow",
+    "Reference",
+    "RunData",
+    "Table",
     "Value",
     "bootstrap",
+    "build_report",
+    "load_run",
     "main_table",
+    "main_tables",
     "markdown",
     "metrics_for",
+    "reference_of",
     "row",
     "table_csv",
     "write_main_table",

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from pmc import io
-from pmc.harness import RUN_FILE
-from pmc.points import Point, PointKind, read_points
+from pmc.points import Point, PointKind
 from pmc.report._aggregate import RECALL_PREFIX_S, RESAMPLES, Value, bootstrap, metrics_for, scored
-from pmc.scoring import Score, ScoreStatus, read_scores, workdir_of
+from pmc.report._data import RunData
+from pmc.report._reference import Reference
+from pmc.scoring import Score, ScoreStatus
 
 
 @dataclass(frozen=True)
@@ -25,6 +24,7 @@ class MainRow:
         failed: Points whose rollout 0 failed (transport errors, left out).
         no_audio: Points where the system sent no audio.
         values: Each metric's value, quartiles and interval.
+        reference: The reference row it is, if it is one.
     """
 
     system: str
@@ -33,6 +33,7 @@ class MainRow:
     failed: int
     no_audio: int
     values: dict[str, Value]
+    reference: Reference | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form."""
@@ -43,6 +44,7 @@ class MainRow:
             "failed": self.failed,
             "no_audio": self.no_audio,
             "values": {k: v.to_dict() for k, v in self.values.items()},
+            "reference": None if self.reference is None else self.reference.value,
         }
 
 
@@ -57,6 +59,7 @@ def row(
     points: dict[str, Point],
     seed: int,
     resamples: int = RESAMPLES,
+    reference: Reference | None = None,
 ) -> MainRow:
     """The row of one system at one kind (recall: the 120 s prefix only)."""
     mine = [s for s in scores if s.kind is kind and s.rollout == 0]
@@ -71,17 +74,16 @@ def row(
         sum(s.status is ScoreStatus.TRANSPORT_ERROR for s in mine),
         sum(s.status is ScoreStatus.NO_AUDIO for s in kept),
         values,
+        reference,
     )
 
 
-def main_table(run_dir: Path, seed: int = 0, resamples: int = RESAMPLES) -> list[MainRow]:
-    """Every system of the run at every point kind it was run on."""
-    record = io.read_json(run_dir / RUN_FILE)
-    points = {p.point_id: p for p in read_points(workdir_of(run_dir))}
-    rows = []
-    for system in sorted(record["systems"]):
-        scores = read_scores(run_dir, system)
-        for kind in PointKind:
-            if any(s.kind is kind for s in scores):
-                rows.append(row(system, kind, scores, points, seed, resamples))
-    return rows
+def main_table(data: RunData, seed: int = 0, resamples: int = RESAMPLES) -> list[MainRow]:
+    """Every system of the run at every kind it was scored on, the reference rows last."""
+    return [
+        row(
+            system, kind, data.scores[system], data.points, seed, resamples, data.references[system]
+        )
+        for system in data.systems
+        for kind in data.kinds(system)
+    ]

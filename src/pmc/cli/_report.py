@@ -1,0 +1,52 @@
+"""``pmc report``: the paper's tables and figures of a scored run, and a listenable HTML report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from pmc.cli._ui import out
+from pmc.report import RESAMPLES, build_report
+
+_RUN = click.Path(file_okay=False, exists=True, path_type=Path)
+
+
+@click.command("report")
+@click.option(
+    "--run", "run_dir", type=_RUN, required=True, help="The scored run, WORKDIR/runs/RUN_ID."
+)
+@click.option(
+    "--compare",
+    type=_RUN,
+    help="A second scored run: each system in both is compared on the points they share.",
+)
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap resampling."
+)
+@click.option(
+    "--resamples",
+    type=click.IntRange(min=1),
+    default=RESAMPLES,
+    show_default=True,
+    help="Bootstrap resamples of conversations (paper appendix E: 2,000).",
+)
+@click.option(
+    "--out",
+    "folder",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where to write the report (default: RUN/report).",
+)
+def report_command(
+    run_dir: Path, compare: Path | None, seed: int, resamples: int, folder: Path | None
+) -> None:
+    """Write the report of a scored run (run `pmc score` first).
+
+    RUN/report/ gets the main table per point kind with 95% bootstrap intervals over
+    conversations (main_table.md/.csv), every extended analysis (tables/*.csv, report.md),
+    the figures (figures/*.png), results.json, and index.html: a static site that opens from
+    disk, with a page per rollout to read its timeline and listen to it.
+    """
+    with out.status("writing the report"):
+        index = build_report(run_dir, compare, seed, resamples, folder)
+    out.print(f"report: {index}", soft_wrap=True)

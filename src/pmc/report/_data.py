@@ -1,0 +1,100 @@
+"""A scored run, read once: its cards, points and scores, for every table and figure."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pmc import io
+from pmc.errors import PmcError
+from pmc.harness import RUN_FILE
+from pmc.points import Point, PointKind, read_points
+from pmc.report._reference import Reference, reference_of
+from pmc.scoring import Score, ScoreStatus, read_scores, workdir_of
+
+
+@dataclass(frozen=True)
+class RunData:
+    """What the report reads of one run.
+
+    Attributes:
+        run_dir: The run's folder.
+        run_id: Its id.
+        systems: Systems under test first, then the reference systems, each group by name.
+        cards: Each system's card as the run recorded it.
+        references: Each system's reference role (None: under test).
+        points: The working directory's points by id.
+        scores: Each system's scores (empty where the system is not scored yet).
+        unscored: Systems without scores.
+    """
+
+    run_dir: Path
+    run_id: str
+    systems: tuple[str, ...]
+    cards: dict[str, dict[str, Any]]
+    references: dict[str, Reference | None]
+    points: dict[str, Point]
+    scores: dict[str, list[Score]]
+    unscored: tuple[str, ...] = ()
+
+    def first(self, system: str, kind: PointKind) -> list[Score]:
+        """Rollout 0 of every point of ``kind``, transport failures left out (paper 3.4)."""
+        return [
+            s
+            for s in self.scores[system]
+            if s.kind is kind and s.rollout == 0 and s.status is not ScoreStatus.TRANSPORT_ERROR
+        ]
+
+    def kinds(self, system: str) -> list[PointKind]:
+        """The point kinds a system was scored on, in the paper's order."""
+        present = {s.kind for s in self.scores[system]}
+        return [k for k in PointKind if k in present]
+
+    def label(self, system: str) -> str:
+        """The system's name, with its reference role where it has one."""
+        role = self.references[system]
+        return system if role is None else f"{system} (reference: {role.value})"
+
+
+def load_run(run_dir: Path) -> RunData:
+    """Read a run's record, its working directory's points and every system's scores."""
+    record_path = run_dir / RUN_FILE
+    if not record_path.exists():
+        raise PmcError(f"{record_path}: no run here; run `pmc run` first")
+    record = io.read_json(record_path)
+    cards = {name: entry["card"] for name, entry in record["systems"].items()}
+    references = {name: reference_of(card) for name, card in cards.items()}
+    order = sorted(cards, key=lambda n: (references[n] is not None, _rank(references[n]), n))
+    scores: dict[str, list[Score]] = {}
+    unscored = []
+    for name in order:
+        try:
+            scores[name] = read_scores(run_dir, name)
+        except PmcError:
+            scores[name] = []
+            unscored.append(name)
+    points = {p.point_id: p for p in read_points(workdir_of(run_dir))}
+    return RunData(
+        run_dir,
+        str(record["run_id"]),
+        tuple(order),
+        cards,
+        references,
+        points,
+        scores,
+        tuple(unscored),
+    )
+
+
+def _rank(role: Reference | None) -> int:
+    return 0 if role is None else list(Reference).index(role)
+
+
+def shared_conversations(scores: Sequence[Score]) -> dict[str, list[Score]]:
+    """Scores grouped by conversation, the bootstrap's unit (paper appendix E)."""
+    groups: dict[str, list[Score]] = {}
+    for s in scores:
+        groups.setdefault(s.conversation_id, []).append(s)
+    return groups

@@ -1,0 +1,248 @@
+"""The report's figures as PNG, in the spirit of the paper's Figures 2, 3, 4, 7 and 8."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pmc.points import PointKind
+from pmc.report._data import RunData
+from pmc.report._outcomes import turn_values
+from pmc.report._pauses import bin_label, duration_bins, takeover_by_duration
+from pmc.report._recall import STRICT, by_history, judges, prefixes
+from pmc.report._table import Figure
+from pmc.scoring import PauseOutcome, Score
+
+FIGURES_DIR = "figures"
+DPI = 110
+LATENCY_FLOOR_S = 0.05
+"""Figure 8 draws latencies on a log axis; those at or below this (words already under way at
+the turn end) are drawn at the left edge, as the paper does."""
+
+Draw = Callable[[Any, RunData], None]
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, never a window
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _color(data: RunData, system: str) -> str:
+    """One colour per system, the same in every figure (matplotlib's default cycle)."""
+    return f"C{data.systems.index(system) % 10}"
+
+
+def _outcome_shares(data: RunData, system: str) -> list[float]:
+    scores = data.first(system, PointKind.PAUSE)
+    outcomes = [s.pause.outcome if s.pause else PauseOutcome.SILENT for s in scores]
+    return [outcomes.count(o) / len(outcomes) for o in PauseOutcome]
+
+
+def _relative_to_pause_end(data: RunData, s: Score) -> float | None:
+    if s.pause is None:
+        return None
+    point = data.points[s.point_id]
+    if s.pause.outcome is PauseOutcome.TAKEOVER and s.pause.latency_s is not None:
+        return point.boundary_stream_s + s.pause.latency_s - point.boundary_end_stream_s
+    return s.pause.after_latency_s
+
+
+def _ecdf(ax: Any, values: list[float], total: int, label: str, color: str) -> None:
+    if not values or not total:
+        return
+    xs = np.sort(values)
+    ax.step(xs, np.arange(1, len(xs) + 1) / total, where="post", label=label, color=color)
+
+
+def figure_pauses(plt: Any, data: RunData) -> Any:
+    """Figure 2: outcome shares, first words against the pause end, takeover against response."""
+    systems = [s for s in data.systems if data.first(s, PointKind.PAUSE)]
+    fig, axes = plt.subplots(1, 3, figsize=(15, 0.5 * len(systems) + 3))
+    left = np.zeros(len(systems))
+    for outcome, share in zip(
+        PauseOutcome, np.array([_outcome_shares(data, s) for s in systems]).T, strict=True
+    ):
+        axes[0].barh(systems, share, left=left, label=outcome.value)
+        left += share
+    axes[0].set_xlabel("share of pause points")
+    axes[0].legend(loc="lower right")
+    axes[0].set_title("(a) what the system did")
+    for system in systems:
+        scores = data.first(system, PointKind.PAUSE)
+        values = [v for v in (_relative_to_pause_end(data, s) for s in scores) if v is not None]
+        _ecdf(axes[1], values, len(scores), system, _color(data, system))
+    axes[1].axvline(0, linestyle="--", color="grey")
+    axes[1].set_xlabel("first words - pause end (s)")
+    axes[1].set_ylabel("share of pause points")
+    axes[1].set_title("(b) when the first words landed")
+    axes[1].legend(fontsize="small")
+    for system in systems:
+        turns = data.first(system, PointKind.TURN_END)
+        if not turns:
+            continue
+        taken = _outcome_shares(data, system)[list(PauseOutcome).index(PauseOutcome.TAKEOVER)]
+        answered = sum(bool(s.reply and s.reply.words) for s in turns) / len(turns)
+        axes[2].scatter([answered], [taken], label=system, color=_color(data, system))
+    axes[2].set_xlim(-0.05, 1.05)
+    axes[2].set_ylim(-0.05, 1.05)
+    axes[2].set_xlabel("response rate at turn ends")
+    axes[2].set_ylabel("takeover rate at pauses")
+    axes[2].set_title("(c) each system")
+    axes[2].legend(fontsize="small")
+    return fig
+
+
+def figure_turn_end(plt: Any, data: RunData) -> Any:
+    """Figure 3: median and interquartile range of latency, duration and word ratios."""
+    systems = [s for s in data.systems if data.first(s, PointKind.TURN_END)]
+    fig, axes = plt.subplots(1, 3, figsize=(15, 0.5 * len(systems) + 3))
+    fields = (
+        ("latency_s", "(a) latency to first word (s)"),
+        ("duration_ratio", "(b) duration ratio"),
+        ("word_ratio", "(c) word ratio"),
+    )
+    for ax, (field, title) in zip(axes, fields, strict=True):
+        for y, system in enumerate(systems):
+            values = turn_values(data, system, field)
+            if values:
+                q1, med, q3 = np.percentile(values, [25, 50, 75])
+                ax.errorbar(
+                    [med],
+                    [y],
+                    xerr=[[med - q1], [q3 - med]],
+                    fmt="o",
+                    capsize=3,
+                    color=_color(data, system),
+                )
+        ax.set_yticks(range(len(systems)), systems)
+        if field != "latency_s":
+            ax.axvline(1.0, linestyle="--", color="grey")
+        ax.set_title(title)
+    return fig
+
+
+def figure_recall(plt: Any, data: RunData) -> Any:
+    """Figure 4: recall accuracy against history length, conversation and fact recall."""
+    found = judges(data)
+    scorer = found[0] if found else STRICT
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    lengths = prefixes(data)
+    for ax, kind in zip(axes, (PointKind.CONVERSATION_RECALL, PointKind.FACT_RECALL), strict=True):
+        for system, cells in by_history(data, kind, scorer).items():
+            ax.plot(
+                lengths,
+                [np.nan if r is None else r for r, _ in cells],
+                marker="o",
+                label=system,
+                color=_color(data, system),
+            )
+        ax.set_xlabel("history (s)")
+        ax.set_title(f"({'ab'[kind is PointKind.FACT_RECALL]}) {kind.value.replace('_', ' ')}")
+        ax.set_ylim(-0.05, 1.05)
+    axes[0].set_ylabel(f"accuracy ({scorer})")
+    axes[1].legend(fontsize="small")
+    return fig
+
+
+def figure_duration(plt: Any, data: RunData) -> Any:
+    """Figure 7: takeover rate against labelled pause duration."""
+    fig, ax = plt.subplots(figsize=(8, 4))
+    bins = duration_bins()
+    labels = [bin_label(lo, hi) for lo, hi in bins]
+    for system, cells in takeover_by_duration(data).items():
+        ax.plot(
+            labels,
+            [np.nan if r is None else r for r, _ in cells],
+            marker="o",
+            label=system,
+            color=_color(data, system),
+        )
+    ax.set_xlabel("labelled pause duration")
+    ax.set_ylabel("takeover rate")
+    ax.set_ylim(-0.05, 1.05)
+    ax.legend(fontsize="small")
+    return fig
+
+
+def figure_cdf(plt: Any, data: RunData) -> Any:
+    """Figure 8: cumulative distributions of turn-end latency and duration ratio, log axes."""
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    for system in data.systems:
+        total = len(data.first(system, PointKind.TURN_END))
+        latency = [max(v, LATENCY_FLOOR_S) for v in turn_values(data, system, "latency_s")]
+        ratio = [v for v in turn_values(data, system, "duration_ratio") if v > 0]
+        _ecdf(axes[0], latency, total, system, _color(data, system))
+        _ecdf(axes[1], ratio, total, system, _color(data, system))
+    for ax, title in zip(
+        axes, ("(a) latency to first word (s)", "(b) duration ratio"), strict=True
+    ):
+        if ax.lines:
+            ax.set_xscale("log")
+        ax.set_title(title)
+        ax.set_ylabel("share of turn-end points")
+    axes[1].axvline(1.0, linestyle="--", color="grey")
+    axes[1].legend(fontsize="small")
+    return fig
+
+
+FIGURES: tuple[tuple[str, str, Callable[[Any, RunData], Any], PointKind], ...] = (
+    (
+        "pauses",
+        "Pause points: outcomes, timing, and each system (paper Figure 2)",
+        figure_pauses,
+        PointKind.PAUSE,
+    ),
+    (
+        "turn_end",
+        "Turn-end points: latency, duration and word ratios (paper Figure 3)",
+        figure_turn_end,
+        PointKind.TURN_END,
+    ),
+    (
+        "recall",
+        "Recall accuracy against history length (paper Figure 4)",
+        figure_recall,
+        PointKind.CONVERSATION_RECALL,
+    ),
+    (
+        "takeover_by_pause_duration",
+        "Takeover rate against labelled pause duration (paper Figure 7)",
+        figure_duration,
+        PointKind.PAUSE,
+    ),
+    (
+        "turn_end_cdf",
+        "Turn-end cumulative distributions (paper Figure 8)",
+        figure_cdf,
+        PointKind.TURN_END,
+    ),
+)
+"""Each figure: its key, title, how it is drawn, and the kind of point it needs."""
+
+
+def write_figures(folder: Path, data: RunData) -> list[Figure]:
+    """Draw every figure the run has points for; return them in order."""
+    plt = _pyplot()
+    out = []
+    present = {k for system in data.systems for k in data.kinds(system)}
+    for key, title, draw, needs in FIGURES:
+        if needs not in present:
+            continue
+        fig = draw(plt, data)
+        fig.suptitle(title)
+        fig.tight_layout()
+        relative = f"{FIGURES_DIR}/{key}.png"
+        (folder / FIGURES_DIR).mkdir(parents=True, exist_ok=True)
+        tmp = folder / FIGURES_DIR / f".{key}.tmp.png"
+        fig.savefig(tmp, dpi=DPI, metadata={"Software": None})
+        tmp.replace(folder / relative)
+        plt.close(fig)
+        out.append(Figure(key, title, relative))
+    return out

@@ -1,0 +1,195 @@
+"""The static HTML report: one folder that opens from disk, with no server and no script.
+
+``index.html`` holds the tables, the figures and an index of every rollout, grouped by system
+and point kind, with each one's outcome. Each rollout has a page,
+``rollouts/<system>/<point_id>-<rollout>.html``, with its timeline and players for the live
+input and the system's played reply; their files are hardlinked (else copied) into ``audio/``.
+Every link is relative, so the folder can be moved. Every text that came from a system or a
+corpus (transcripts, words, replies, questions, answers, descriptions, ids) is escaped, and
+each page's content security policy forbids scripts besides.
+
+The rollouts are read and their audio placed by :mod:`pmc.report._rollouts`, and each rollout's
+page is made by :mod:`pmc.report._pages`; this module writes them, with the index.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections import defaultdict
+from collections.abc import Sequence
+from html import escape
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pmc import io
+from pmc.errors import PmcError
+from pmc.harness import RUN_FILE
+from pmc.points import PointKind, points_dir, read_points
+from pmc.report._pages import INDEX, KIND_NAMES, href, outcome, rollout_body, system_anchor
+from pmc.report._rollouts import RolloutView, place_audio, read_rollouts, scores
+from pmc.report._table import Cell, Figure, Table, show
+from pmc.scoring import workdir_of
+
+HOW_TO_READ = (
+    "How to read: each table and figure compares systems within one kind of point (pauses, "
+    "turn ends, recall), never pooled across kinds; times are seconds on the stream clock, "
+    "from the first live sample. Every rollout below links to its page: a timeline of what "
+    "the person said live and where the system spoke, and both sides' audio."
+)
+_CSP = "script-src 'none'; object-src 'none'; base-uri 'none'"
+"""Defence in depth: should a text ever escape unescaped, the browser still runs nothing."""
+
+
+def write_html(
+    folder: Path, run_dir: Path, tables: Sequence[Table], figures: Sequence[Figure], title: str
+) -> Path:
+    """Write the HTML report of ``run_dir`` into ``folder``; returns ``folder/index.html``.
+
+    Args:
+        folder: The report folder (the figures' PNGs are already there).
+        run_dir: The run (``WORKDIR/runs/<run_id>``); its points come from ``WORKDIR/points``.
+        tables: The report's tables, in order.
+        figures: Its figures, in order.
+        title: The report's title.
+    """
+    record = io.read_json(run_dir / RUN_FILE)
+    systems: dict[str, Any] = dict(record.get("systems", {}))
+    workdir = workdir_of(run_dir)
+    try:
+        points = {p.point_id: p for p in read_points(workdir)}
+    except PmcError:
+        points = {}  # pages still render from the traces, without the corpus's texts
+    scored: dict[str, bool] = {}
+    rollouts: list[RolloutView] = []
+    for system in sorted(systems):
+        found = scores(run_dir, system)
+        scored[system] = found is not None
+        rollouts += read_rollouts(run_dir, system, points, found or {})
+    css = (resources.files("pmc.report") / "data" / "report.css").read_text(encoding="utf-8")
+    by_point: dict[tuple[str, int], list[RolloutView]] = defaultdict(list)
+    for r in rollouts:
+        by_point[(r.point_id, r.k)].append(r)
+    # Pages and audio of rollouts that are no longer in the run would otherwise linger.
+    for stale in ("rollouts", "audio"):
+        shutil.rmtree(folder / stale, ignore_errors=True)
+    placed: set[str] = set()
+    for r in rollouts:
+        audio = place_audio(folder, r, points_dir(workdir), placed)
+        body = rollout_body(r, systems.get(r.system, {}), audio, by_point[(r.point_id, r.k)])
+        title_r = f"{r.system} · {r.point_id} · rollout {r.k}"
+        # Plain writes, not atomic ones: a report is rewritten whole, and hundreds of fsyncs
+        # would take longer than writing the pages.
+        _write(folder / r.page, _page(title_r, body, css))
+    index = folder / INDEX
+    body = _index_body(title, tables, figures, systems, scored, rollouts)
+    _write(index, _page(title, body, css))
+    return index
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def _page(title: str, body: str, css: str) -> str:
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        # An empty icon: otherwise the browser asks for favicon.ico beside the page.
+        '<link rel="icon" href="data:,">'
+        f"<title>{escape(title)}</title><style>{css}</style></head>\n"
+        f"<body>\n{body}\n</body></html>\n"
+    )
+
+
+def _cell(cell: Cell) -> str:
+    css = ' class="num"' if isinstance(cell, int | float) and not isinstance(cell, bool) else ""
+    return f"<td{css}>{escape(show(cell))}</td>"
+
+
+def _table(table: Table) -> str:
+    head = "".join(f"<th>{escape(c)}</th>" for c in table.columns)
+    rows = "".join("<tr>" + "".join(_cell(c) for c in row) + "</tr>\n" for row in table.rows)
+    note = f'<p class="note">{escape(table.note)}</p>' if table.note else ""
+    return (
+        f'<section id="{escape(table.key)}"><table><caption>{escape(table.title)}</caption>'
+        f"<thead><tr>{head}</tr></thead><tbody>\n{rows}</tbody></table>{note}</section>"
+    )
+
+
+def _figure(figure: Figure) -> str:
+    return (
+        f'<figure id="{escape(figure.key)}"><img src="{href("", figure.file)}" '
+        f'alt="{escape(figure.title)}"><figcaption>{escape(figure.title)}</figcaption></figure>'
+    )
+
+
+def _index_body(
+    title: str,
+    tables: Sequence[Table],
+    figures: Sequence[Figure],
+    systems: dict[str, Any],
+    scored: dict[str, bool],
+    rollouts: Sequence[RolloutView],
+) -> str:
+    nav = [f'<li><a href="#{escape(t.key)}">{escape(t.title)}</a></li>' for t in tables]
+    nav += [f'<li><a href="#{escape(f.key)}">{escape(f.title)}</a></li>' for f in figures]
+    nav += [f'<li><a href="#{system_anchor(s)}">Rollouts of {escape(s)}</a></li>' for s in systems]
+    parts = [
+        f"<h1>{escape(title)}</h1>",
+        f'<p class="how">{escape(HOW_TO_READ)}</p>',
+        f"<nav><ul>{''.join(nav)}</ul></nav>",
+    ]
+    if tables:
+        parts += ["<h2>Tables</h2>", *(_table(t) for t in tables)]
+    if figures:
+        parts += ["<h2>Figures</h2>", *(_figure(f) for f in figures)]
+    parts.append("<h2>Rollouts</h2>")
+    for system in sorted(systems):
+        mine = [r for r in rollouts if r.system == system]
+        parts.append(_system_section(system, systems[system], scored.get(system, False), mine))
+    return "\n".join(parts)
+
+
+def _system_section(
+    system: str, entry: dict[str, Any], scored: bool, mine: list[RolloutView]
+) -> str:
+    card = entry.get("card", {})
+    about = [
+        escape(str(card.get("description", ""))),
+        f"adapter {escape(str(card.get('adapter', '?')))} "
+        f"v{escape(str(entry.get('adapter_version', '?')))}",
+        f"{escape(str(entry.get('clock', '?')))} clock",
+    ]
+    if not scored:
+        about.append("not scored yet")
+    parts = [
+        f'<h3 id="{system_anchor(system)}">{escape(system)}</h3>',
+        f'<p class="muted">{" · ".join(a for a in about if a)}</p>',
+    ]
+    kinds: dict[PointKind | None, list[RolloutView]] = defaultdict(list)
+    for r in mine:
+        kinds[r.kind].append(r)
+    for kind in [*PointKind, None]:
+        if not kinds.get(kind):
+            continue
+        name = KIND_NAMES[kind] if kind else "unknown kind"
+        rows = []
+        for r in kinds[kind]:
+            text, css = outcome(r)
+            rows.append(
+                f'<tr><td><a href="{href("", r.page)}">{escape(r.point_id)}</a></td>'
+                f"<td>{r.k}</td><td>{escape(r.point.conversation_id if r.point else '-')}</td>"
+                f'<td class="{css}">{escape(text)}</td></tr>'
+            )
+        parts.append(
+            f"<h4>{escape(name)} ({len(kinds[kind])})</h4><table><thead><tr><th>point</th>"
+            "<th>rollout</th><th>conversation</th><th>outcome</th></tr></thead><tbody>\n"
+            + "\n".join(rows)
+            + "</tbody></table>"
+        )
+    if not mine:
+        parts.append('<p class="muted">No rollouts yet.</p>')
+    return "\n".join(parts)

@@ -1,0 +1,124 @@
+"""A run's rollouts as the HTML report's pages need them, and their audio placed in the report.
+
+Each rollout is read once into a :class:`RolloutView`: its point, its score, and a slim trace
+(the per-frame input timing dropped, which would fill memory for nothing). The live input and
+the system's played reply are hardlinked (else copied) into the report's ``audio/`` folder,
+so the report opens from disk on its own.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pmc import io
+from pmc.errors import PmcError
+from pmc.harness import ERROR_FILE, TRACE_FILE
+from pmc.points import Point, PointKind
+from pmc.scoring import Score, read_scores
+
+PLAYED_FILE = "played.flac"
+
+
+@dataclass(frozen=True)
+class RolloutView:
+    """What a page shows of one rollout, read once (the trace without its per-frame timing)."""
+
+    system: str
+    point_id: str
+    k: int
+    folder: Path
+    kind: PointKind | None
+    point: Point | None
+    trace: dict[str, Any] | None
+    """``protocol``, ``audit`` and ``texts`` (stream time, kind, text) of ``trace.json``."""
+    error: dict[str, Any] | None
+    score: Score | None
+
+    @property
+    def page(self) -> str:
+        """The page, relative to the report folder."""
+        return f"rollouts/{self.system}/{self.point_id}-{self.k}.html"
+
+
+def scores(run_dir: Path, system: str) -> dict[tuple[str, int], Score] | None:
+    """A system's scores by point and rollout; None when it is not scored yet."""
+    try:
+        return {(s.point_id, s.rollout): s for s in read_scores(run_dir, system)}
+    except PmcError:
+        return None
+
+
+def read_rollouts(
+    run_dir: Path, system: str, points: dict[str, Point], scores: dict[tuple[str, int], Score]
+) -> Iterable[RolloutView]:
+    """A system's rollouts that ran or failed, by point and rollout; those under way are not."""
+    base = run_dir / "rollouts" / system
+    point_dirs = sorted(p for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
+    for pdir in point_dirs:
+        ks = sorted((d for d in pdir.iterdir() if d.name.isdigit()), key=lambda d: int(d.name))
+        for kdir in ks:
+            trace = _slim_trace(kdir / TRACE_FILE)
+            error = None
+            if trace is None:
+                if not (kdir / ERROR_FILE).exists():
+                    continue  # not run yet, or under way
+                error = io.read_json(kdir / ERROR_FILE)
+            point = points.get(pdir.name)
+            score = scores.get((pdir.name, int(kdir.name)))
+            kind = point.kind if point else score.kind if score else None
+            if kind is None and trace and trace["protocol"].get("kind"):
+                kind = PointKind(trace["protocol"]["kind"])
+            yield RolloutView(
+                system, pdir.name, int(kdir.name), kdir, kind, point, trace, error, score
+            )
+
+
+def _slim_trace(path: Path) -> dict[str, Any] | None:
+    """What pages need of a trace; its per-frame input timing would fill memory for nothing."""
+    if not path.exists():
+        return None
+    data = io.read_json(path)
+    t0 = int(data["t0_ns"])
+    texts = [
+        ((int(o["arrival_ns"]) - t0) / 1e9, str(o["kind"]), str(o["text"]))
+        for o in data.get("outputs", [])
+        if o.get("text") and o["kind"] in ("text", "error")
+    ]
+    return {"protocol": data.get("protocol", {}), "audit": data.get("audit", {}), "texts": texts}
+
+
+def _place(src: Path, dst: Path) -> None:
+    """Hardlink ``src`` as ``dst``, or copy it across file systems; replaces what is there."""
+    if dst.exists():
+        if dst.samefile(src):
+            return
+        dst.unlink()
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copyfile(src, dst)
+
+
+def place_audio(folder: Path, r: RolloutView, pdir: Path, placed: set[str]) -> dict[str, str]:
+    """Put a rollout's audio in the report; returns its files by role, relative to the folder."""
+    out: dict[str, str] = {}
+    if r.point is not None and "live" in r.point.cuts:
+        src = pdir / r.point.cuts["live"]
+        rel = f"audio/live/{r.point_id}{src.suffix}"
+        if rel not in placed and src.exists():
+            _place(src, folder / rel)
+            placed.add(rel)
+        if rel in placed:
+            out["live"] = rel
+    played = r.folder / PLAYED_FILE
+    if played.exists():
+        rel = f"audio/played/{r.system}/{r.point_id}-{r.k}.flac"
+        _place(played, folder / rel)
+        out["played"] = rel
+    return out

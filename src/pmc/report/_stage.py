@@ -1,0 +1,77 @@
+"""``pmc report``: every table and figure of a scored run, as files and as one HTML folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pmc.report._aggregate import RESAMPLES
+from pmc.report._compare import Side, paired_table, pairs_in_run, side
+from pmc.report._data import RunData, load_run
+from pmc.report._figures import write_figures
+from pmc.report._html import write_html
+from pmc.report._main import main_table
+from pmc.report._outcomes import distribution_table, outcomes_table
+from pmc.report._pauses import boundary_table, duration_table, tercile_table
+from pmc.report._recall import agreement_table, history_table
+from pmc.report._table import Table
+from pmc.report._write import main_tables, write_tables
+
+REPORT_DIR = "report"
+"""The report's folder inside the run's folder."""
+
+
+def comparison_pairs(data: RunData, other: RunData | None) -> list[tuple[Side, Side]]:
+    """The pairs to compare: configurations of one system, and each system across runs."""
+    pairs = [(side(data, a), side(data, b)) for a, b in pairs_in_run(data)]
+    if other is not None:
+        for system in data.systems:
+            if system in other.scores and data.references[system] is None:
+                pairs.append(
+                    (
+                        side(data, system, f"{system} ({data.run_id})"),
+                        side(other, system, f"{system} ({other.run_id})"),
+                    )
+                )
+    return pairs
+
+
+def extended_tables(data: RunData, other: RunData | None, seed: int, resamples: int) -> list[Table]:
+    """The appendix analyses, in the paper's order."""
+    return [
+        duration_table(data),
+        distribution_table(data),
+        history_table(data),
+        boundary_table(data),
+        paired_table(comparison_pairs(data, other), seed, resamples),
+        agreement_table(data),
+        outcomes_table(data),
+        tercile_table(data),
+    ]
+
+
+def build_report(
+    run_dir: Path,
+    compare: Path | None = None,
+    seed: int = 0,
+    resamples: int = RESAMPLES,
+    folder: Path | None = None,
+) -> Path:
+    """Write the report of a scored run; return its ``index.html``."""
+    data = load_run(run_dir)
+    other = load_run(compare) if compare is not None else None
+    folder = folder or run_dir / REPORT_DIR
+    rows = main_table(data, seed, resamples)
+    tables = extended_tables(data, other, seed, resamples)
+    figures = write_figures(folder, data)
+    settings = {
+        "seed": seed,
+        "resamples": resamples,
+        "run_id": data.run_id,
+        "compare_run_id": None if other is None else other.run_id,
+        "unscored_systems": list(data.unscored),
+    }
+    write_tables(folder, rows, tables, figures, settings)
+
+    return write_html(
+        folder, run_dir, [*main_tables(rows), *tables], figures, f"pmc report: run {data.run_id}"
+    )
