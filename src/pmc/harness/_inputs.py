@@ -37,7 +37,11 @@ def _wav(points_dir: Path, point: Point, name: str) -> FloatArray:
 
 
 def preload_for(points_dir: Path, point: Point, seed: int) -> Preload:
-    """The identity prompt and the history, both as audio and as messages."""
+    """The identity prompt and the history, both as audio and as messages.
+
+    The system endpoints the live turn itself only at pauses; at turn ends and recall questions
+    a hosted system is told when input ends (:func:`pmc.harness._protocol.hosted_commit`).
+    """
     history = io.read_json(points_dir / point.cuts["history_text"])
     return Preload(
         identity_prompt=point.identity_prompt,
@@ -45,6 +49,7 @@ def preload_for(points_dir: Path, point: Point, seed: int) -> Preload:
         system_audio=_wav(points_dir, point, "history_system"),
         messages=list(history["messages"]),
         seed=seed,
+        endpointing=point.kind is PointKind.PAUSE,
     )
 
 

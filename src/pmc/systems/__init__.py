@@ -1,11 +1,12 @@
 """Systems: cards in ``systems/*.toml`` and the adapters that speak to each system.
 
-Built so far: the card format, the adapter interface and registry, the local reference systems
-and the endpointer cascade; hosted and full-duplex adapters come next.
+Built so far: the card format, the adapter interface and registry, the local reference systems,
+the endpointer cascade and the hosted API adapters; full-duplex adapters come next.
 """
 
 from pmc.systems import _baselines as _baselines  # registers the reference systems
 from pmc.systems import _endpointer as _endpointer  # registers the endpointer cascade
+from pmc.systems import _hosted as _hosted  # registers the hosted real-time API adapters
 from pmc.systems import _websocket_pcm as _websocket_pcm  # registers raw PCM over a websocket
 from pmc.systems._adapter import (
     AdapterFactory,

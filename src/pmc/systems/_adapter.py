@@ -65,6 +65,10 @@ class Preload:
         system_audio: The system's own side of the same history.
         messages: The completed turns of the history as ``{"role", "text", ...}`` messages.
         seed: For systems that sample.
+        endpointing: Whether the system's own endpointer decides when the live turn ends (pause
+            points: a hosted system's turn detection is the policy under test). False where the
+            harness ends the turn itself (turn-end and recall points: a hosted system's turn
+            detection is off and it gets an explicit end of input, then a response request).
     """
 
     identity_prompt: str
@@ -72,6 +76,7 @@ class Preload:
     system_audio: FloatArray
     messages: list[dict[str, Any]]
     seed: int = 0
+    endpointing: bool = True
 
 
 @dataclass(frozen=True)

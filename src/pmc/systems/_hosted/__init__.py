@@ -1,0 +1,13 @@
+"""Adapters for hosted real-time speech APIs: OpenAI Realtime, Gemini Live, Grok Voice.
+
+Importing this package registers them (``openai-realtime``, ``gemini-live``, ``grok-voice``).
+Each speaks its API's JSON over a plain websocket; tests run them against the fakes in
+:mod:`pmc.testing.hosted`, never against the internet.
+"""
+
+from pmc.systems._hosted._gemini import GeminiLive
+from pmc.systems._hosted._grok import GrokVoice
+from pmc.systems._hosted._openai import OpenAIRealtime
+from pmc.systems._hosted._session import HostedAdapter, api_key
+
+__all__ = ["GeminiLive", "GrokVoice", "HostedAdapter", "OpenAIRealtime", "api_key"]

@@ -1,0 +1,185 @@
+"""Gemini Live (BidiGenerateContent) over a plain websocket, camelCase JSON.
+
+Wire details in notes/formats-and-protocols.md section 6 and reference section 8. The first
+message is ``setup``: the model, audio answers with their transcription, the identity prompt as
+the system instruction, and the history taken as ``clientContent`` (``historyConfig``); the
+server answers ``setupComplete``. History then goes in one ``clientContent`` whose
+``turnComplete`` closes the initial history without asking for an answer. At pause points
+automatic activity detection decides the turn (the card's ``[turn_detection]``); at turn-end and
+recall points it is disabled, ``activityStart`` precedes the first audio and ``activityEnd``
+ends the input. Input audio goes at 24 kHz, as the paper's harness sent it: Gemini takes any rate
+and resamples it (its native rate is 16 kHz), and resampling here would hold back part of each
+frame (soxr's filter delay, released in bursts) and so blur when the server hears what. A card
+may set ``params.input_rate = 16000`` to send Gemini's native rate. Answers come at 24 kHz.
+The key travels in the ``x-goog-api-key`` header, as Google's own SDK sends it, never in the URL.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pmc.audio import FloatArray
+from pmc.clock import Clock
+from pmc.systems._adapter import EventKind, Preload, SystemEvent, register_adapter
+from pmc.systems._card import SystemCard
+from pmc.systems._hosted._session import HostedAdapter
+
+SERVER_FIELDS = frozenset(
+    {
+        "setupComplete",
+        "serverContent",
+        "toolCall",
+        "toolCallCancellation",
+        "usageMetadata",
+        "goAway",
+        "sessionResumptionUpdate",
+        "voiceActivityDetectionSignal",
+        "voiceActivity",
+    }
+)
+"""The fields of a server message (``google-genai``'s ``LiveServerMessage``, camelCase)."""
+DEFAULT_VOICE = "Kore"
+"""The voice of the paper's Gemini runs (reference section 8)."""
+DEFAULT_MODEL = "models/gemini-3.1-flash-live-preview"
+
+
+@register_adapter("gemini-live")
+class GeminiLive(HostedAdapter):
+    """Gemini Live.
+
+    Card settings: ``endpoint`` (the BidiGenerateContent websocket), ``api_key_env``,
+    ``[turn_detection]`` (the ``automaticActivityDetection`` settings used at pause points,
+    camelCase), ``params.model``, ``params.voice``, ``params.activity_handling``,
+    ``params.input_rate``.
+    """
+
+    VERSION = "1"
+
+    def __init__(self, card: SystemCard, clock: Clock) -> None:
+        super().__init__(card, clock)
+        self.model = str(card.params.get("model", DEFAULT_MODEL))
+        self.voice = str(card.params.get("voice", DEFAULT_VOICE))
+        self.activity_handling = str(
+            card.params.get("activity_handling", "START_OF_ACTIVITY_INTERRUPTS")
+        )
+        self._activity_open = False
+
+    @classmethod
+    def wire_input_rate(cls, card: SystemCard) -> int:
+        """24 kHz unless the card sets ``params.input_rate``."""
+        return int(card.params.get("input_rate", cls.INPUT_RATE))
+
+    def auth_headers(self, key: str) -> dict[str, str]:
+        """The API key header Google's SDK uses."""
+        return {"x-goog-api-key": key}
+
+    def session_messages(self, preload: Preload) -> list[dict[str, Any]]:
+        """The ``setup`` message."""
+        if self.endpointing:
+            detection = {"disabled": False, **self.card.turn_detection}
+            realtime: dict[str, Any] = {
+                "automaticActivityDetection": detection,
+                "activityHandling": self.activity_handling,
+            }
+        else:
+            realtime = {"automaticActivityDetection": {"disabled": True}}
+        voice = {"voiceConfig": {"prebuiltVoiceConfig": {"voiceName": self.voice}}}
+        return [
+            {
+                "setup": {
+                    "model": self.model,
+                    "generationConfig": {"responseModalities": ["AUDIO"], "speechConfig": voice},
+                    "systemInstruction": {"parts": [{"text": preload.identity_prompt}]},
+                    "outputAudioTranscription": {},
+                    "realtimeInputConfig": realtime,
+                    "historyConfig": {"initialHistoryInClientContent": True},
+                }
+            }
+        ]
+
+    def is_ack(self, message: dict[str, Any]) -> bool:
+        """``setupComplete`` acknowledges ``setup``."""
+        return "setupComplete" in message
+
+    def history_messages(self, preload: Preload) -> list[dict[str, Any]]:
+        """The history as one ``clientContent``; ``turnComplete`` ends the initial history."""
+        turns = [
+            {
+                "role": "model" if turn.get("role") == "assistant" else "user",
+                "parts": [{"text": str(turn.get("text", ""))}],
+            }
+            for turn in preload.messages
+        ]
+        if not turns:
+            return []
+        return [{"clientContent": {"turns": turns, "turnComplete": True}}]
+
+    def audio_message(self, data: str) -> dict[str, Any]:
+        """``realtimeInput.audio``."""
+        mime = f"audio/pcm;rate={self.input_rate}"
+        return {"realtimeInput": {"audio": {"mimeType": mime, "data": data}}}
+
+    async def send_frame(self, samples: FloatArray) -> None:
+        """With detection off, the first frame is preceded by ``activityStart``."""
+        if not self.endpointing and not self._activity_open:
+            self._activity_open = True
+            await self.send_json({"realtimeInput": {"activityStart": {}}})
+        await super().send_frame(samples)
+
+    async def end_of_input(self) -> None:
+        """``activityEnd``: the user's turn is over, answer it."""
+        if not self._activity_open:
+            await self.send_json({"realtimeInput": {"activityStart": {}}})
+        self._activity_open = False
+        await self.send_json({"realtimeInput": {"activityEnd": {}}})
+
+    def translate(self, arrival_ns: int, message: dict[str, Any]) -> list[SystemEvent]:
+        """Audio parts, transcription, interruptions; every other field as a signal."""
+        unknown = sorted(set(message) - SERVER_FIELDS)
+        if unknown or not message:
+            raise self.fail(f"unknown server message field(s) {unknown or '(empty message)'}")
+        content = message.get("serverContent")
+        if content is None:
+            return [SystemEvent(EventKind.SIGNAL, arrival_ns, detail=message)]
+        if not isinstance(content, dict):
+            raise self.fail("serverContent is not an object")
+        events: list[SystemEvent] = []
+        if content.get("interrupted"):
+            stop = self.interrupt(arrival_ns, "serverContent.interrupted")
+            if stop is not None:
+                events.append(stop)
+            self.decoder.reset()
+        turn = content.get("modelTurn") or {}
+        for part in turn.get("parts", []) if isinstance(turn, dict) else []:
+            events.extend(self._part(arrival_ns, part))
+        spoken = content.get("outputTranscription") or {}
+        if isinstance(spoken, dict) and spoken.get("text"):
+            text = str(spoken["text"])
+            events.append(
+                SystemEvent(EventKind.TEXT, arrival_ns, text=text, detail={"type": "transcription"})
+            )
+        flags = {k: v for k, v in content.items() if k not in ("modelTurn", "outputTranscription")}
+        if flags:
+            detail = {"serverContent": flags}
+            events.append(SystemEvent(EventKind.SIGNAL, arrival_ns, detail=detail))
+        return events
+
+    def _part(self, arrival_ns: int, part: Any) -> list[SystemEvent]:
+        """One part of a model turn: inline audio, or text."""
+        if not isinstance(part, dict):
+            raise self.fail("a modelTurn part is not an object")
+        inline = part.get("inlineData")
+        if isinstance(inline, dict):
+            try:
+                samples = self.decoder.decode(str(inline.get("data", "")))
+            except ValueError as exc:
+                raise self.fail(f"inlineData: {exc}") from None
+            if not len(samples):
+                return []
+            detail = {"mimeType": inline.get("mimeType")}
+            return [SystemEvent(EventKind.AUDIO, arrival_ns, samples=samples, detail=detail)]
+        if isinstance(part.get("text"), str):
+            return [
+                SystemEvent(EventKind.TEXT, arrival_ns, text=part["text"], detail={"type": "part"})
+            ]
+        return []

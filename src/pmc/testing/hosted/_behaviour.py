@@ -1,0 +1,166 @@
+"""How a fake hosted server behaves, and what it records about what it did.
+
+The behaviour is one frozen dataclass shared by the three dialects: the answer's latency, text
+and delta sizes, barge-in, and the faults (an error event, a malformed message, an unknown
+event, an abrupt close, a stall, a slow handshake, a session never acknowledged). The records
+say, on the stream clock of each session (sample ``k`` received is at ``k / rate`` s), when the
+fake's endpointer heard speech start and stop and when each answer started and stopped, so that
+tests can compare what the harness measured with what the fake did.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+LATENCY_MS = 700.0
+"""Default answer latency: from the end of the turn to the answer's first sample (the issue's
+700 ms setting; a plausible hosted system's)."""
+REPLY_TEXT = "Right, I see what you mean. Tell me a little more about that."
+"""Default answer: real words, so that scoring's recogniser finds a reply (a tone would be
+wordless phonation and never count)."""
+DELTA_BYTES = (4801, 3199, 6401, 2401)
+"""Audio delta sizes in bytes, cycled: odd counts split samples across deltas (about 50 to
+130 ms of 24 kHz PCM16 each, like a streaming TTS)."""
+SPEEDUP = 4.0
+"""Answers are sent this many times faster than real time (hosted APIs send ahead of playback)."""
+COMMIT_DELAY_MS = 150.0
+"""xAI processes a commit asynchronously: ``committed`` comes this much later (paper App. C)."""
+
+
+@dataclass(frozen=True)
+class FakeBehaviour:
+    """What a fake hosted server does, in every session.
+
+    Attributes:
+        latency_ms: From the end of the user's turn to the answer's first sample, on the stream
+            clock. The end of the turn is the end of speech when the server's VAD decides it,
+            the commit (or ``activityEnd``) otherwise; the answer never starts before the server
+            knows the turn ended, or before it was asked for.
+        reply_text: What the answer says (spoken by the bundled voice).
+        delta_bytes: Sizes of the audio deltas, cycled.
+        speedup: How much faster than real time deltas are sent.
+        barge_in: Whether speech starting over an answer stops it (the API's default).
+        commit_delay_ms: xAI only: the delay before ``input_audio_buffer.committed``.
+        error_after: Send an error event after this many client messages.
+        malformed_after: Send a message that is not JSON after this many client messages.
+        unknown_after: Send an event the dialect does not have after this many messages.
+        close_after: Drop the connection (no closing handshake) after this many messages.
+        stall_after: Stop reading and sending for ``stall_s`` after this many messages.
+        stall_on: Stall the same way on receiving a client message of this type (its ``type``,
+            or its field for Gemini), e.g. ``response.create``: the answer is then late.
+        stall_s: How long a stall lasts.
+        handshake_delay_s: Hold the opening handshake this long before answering it.
+        acknowledge: Acknowledge the session settings (False: never, a stalled handshake).
+        fault_sessions: The faults apply to this many sessions, the first ones (None: all);
+            later sessions behave well, so a run goes on around a faulty rollout.
+    """
+
+    latency_ms: float = LATENCY_MS
+    reply_text: str = REPLY_TEXT
+    delta_bytes: tuple[int, ...] = DELTA_BYTES
+    speedup: float = SPEEDUP
+    barge_in: bool = True
+    commit_delay_ms: float = COMMIT_DELAY_MS
+    error_after: int | None = None
+    malformed_after: int | None = None
+    unknown_after: int | None = None
+    close_after: int | None = None
+    stall_after: int | None = None
+    stall_on: str | None = None
+    stall_s: float = 0.0
+    handshake_delay_s: float = 0.0
+    acknowledge: bool = True
+    fault_sessions: int | None = None
+
+    def without_faults(self) -> FakeBehaviour:
+        """The same answers, no faults."""
+        return replace(
+            self,
+            error_after=None,
+            malformed_after=None,
+            unknown_after=None,
+            close_after=None,
+            stall_after=None,
+            stall_on=None,
+            handshake_delay_s=0.0,
+            acknowledge=True,
+            fault_sessions=None,
+        )
+
+    def __post_init__(self) -> None:
+        if self.latency_ms < 0 or self.speedup <= 0 or not self.delta_bytes:
+            raise ValueError("latency_ms >= 0, speedup > 0 and some delta_bytes are needed")
+        if any(size <= 0 for size in self.delta_bytes):
+            raise ValueError("delta sizes must be positive")
+
+
+@dataclass
+class AnswerRecord:
+    """One answer the fake gave, on its session's stream clock (seconds).
+
+    Attributes:
+        trigger: What asked for it: ``vad`` (its endpointer), ``commit`` (``response.create``
+            after a commit) or ``activity_end``.
+        turn_end_s: The end of the turn it answers (end of speech, or the commit).
+        requested_s: When it was asked for (the VAD decision or the request's arrival).
+        target_s: When it was due to start: ``max(turn_end_s + latency, requested_s)``.
+        onset_s: When its first delta was sent.
+        audio_s: Its length.
+        stopped_s: Where the client stops playing it, for a barge-in: the instant the fake told
+            the client that speech had started over it; None when it played out.
+        cancelled: The fake stopped sending it (a barge-in while it was still being sent).
+        text_only: It carried text and no audio (xAI's answer to a premature request).
+    """
+
+    trigger: str
+    turn_end_s: float
+    requested_s: float
+    target_s: float
+    onset_s: float | None = None
+    audio_s: float = 0.0
+    stopped_s: float | None = None
+    cancelled: bool = False
+    text_only: bool = False
+
+    @property
+    def heard(self) -> tuple[float, float] | None:
+        """The stretch of the stream clock where the client played it (None: never)."""
+        if self.onset_s is None or self.text_only:
+            return None
+        end = self.onset_s + self.audio_s
+        if self.stopped_s is not None:
+            end = min(end, self.stopped_s)
+        return (self.onset_s, end) if end > self.onset_s else None
+
+
+@dataclass
+class SessionRecord:
+    """Everything one fake session saw and did.
+
+    Attributes:
+        session_id: The id the fake gave the session (sent to the client).
+        dialect: Which API it spoke.
+        endpointing: Whether its VAD was on.
+        settings: The session settings the client sent.
+        received: Types (or fields) of every client message, in order.
+        violations: Client messages that were not well-formed events of the dialect.
+        speech: ``(started_s, stopped_s)`` VAD decisions: where speech started and ended.
+        answers: The answers given.
+        history_turns: Text turns received as history.
+        audio_s: Live audio received.
+        messages: Every client message as received (JSON text), for conformance checks; None
+            unless the server was asked to keep them.
+    """
+
+    session_id: str
+    dialect: str
+    endpointing: bool = True
+    settings: dict[str, Any] = field(default_factory=dict)
+    received: list[str] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)
+    speech: list[tuple[str, float]] = field(default_factory=list)
+    answers: list[AnswerRecord] = field(default_factory=list)
+    history_turns: int = 0
+    audio_s: float = 0.0
+    messages: list[str] | None = None

@@ -1,0 +1,193 @@
+"""A fake Gemini Live server (BidiGenerateContent, camelCase JSON).
+
+notes/formats-and-protocols.md section 6: the client's first message is ``setup``, answered by
+``setupComplete``; history comes as ``clientContent``; live audio as ``realtimeInput.audio``,
+PCM16 at the rate its ``mimeType`` names (Gemini resamples any rate; it must not change within a
+session). With automatic activity detection the fake's endpointer ends the turn (its
+``prefixPaddingMs`` is the speech needed before a start counts, ``silenceDurationMs`` the
+silence that ends it); with it disabled the client marks the turn with ``activityStart`` and
+``activityEnd``. Answers come as ``serverContent.modelTurn`` parts (several per message, split
+at odd byte counts) with ``outputTranscription``; a barge-in is ``serverContent.interrupted``.
+Gemini reports a bad client message by closing the socket (code 1007), as the fake does.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from typing import Any
+
+from pmc.testing.hosted._behaviour import AnswerRecord
+from pmc.testing.hosted._endpointer import SPEECH_RMS, WINDOW_MS, VadEvent
+from pmc.testing.hosted._server import FakeSession, decode_pcm16
+from pmc.testing.hosted._voice import b64
+
+INPUT_MIME = re.compile(r"audio/pcm;rate=(\d+)")
+OUTPUT_MIME = "audio/pcm;rate=24000"
+DEFAULT_SILENCE_MS = 500
+"""Silence that ends a turn when ``silenceDurationMs`` is not set (the fake's choice)."""
+REALTIME_FIELDS = frozenset(
+    {"audio", "video", "text", "activityStart", "activityEnd", "audioStreamEnd", "mediaChunks"}
+)
+CLIENT_FIELDS = frozenset({"setup", "clientContent", "realtimeInput", "toolResponse"})
+"""The fields of a client message (``google-genai``'s ``LiveClientMessage``, camelCase)."""
+
+
+class GeminiFakeSession(FakeSession):
+    """A fake Gemini Live session."""
+
+    DIALECT = "gemini"
+    PATH = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.set_up = False
+        self.manual = False
+        self.activity_open = False
+        self.activity_start_s = 0.0
+        self.declared_rate: int | None = None
+
+    async def opened(self) -> None:
+        """Nothing: the client speaks first (``setup``)."""
+
+    async def on_message(self, message: dict[str, Any]) -> None:
+        """One client message: exactly one known field, ``setup`` first."""
+        fields = sorted(message)
+        if len(fields) != 1 or fields[0] not in CLIENT_FIELDS:
+            await self.reject(f"a client message has exactly one of {sorted(CLIENT_FIELDS)}")
+            return
+        field, body = fields[0], message[fields[0]]
+        if not isinstance(body, dict):
+            await self.reject(f"{field} must be an object")
+            return
+        if (field == "setup") == self.set_up:
+            await self.reject("setup must be the first message, and only the first")
+            return
+        if field == "setup":
+            await self.on_setup(body)
+        elif field == "clientContent":
+            await self.on_client_content(body)
+        elif field == "realtimeInput":
+            await self.on_realtime_input(body)
+
+    async def on_setup(self, setup: dict[str, Any]) -> None:
+        """Check the setup, configure activity detection, answer ``setupComplete``."""
+        model = setup.get("model")
+        if not isinstance(model, str) or not model.startswith("models/"):
+            await self.reject("setup.model must be 'models/...'")
+            return
+        modalities = setup.get("generationConfig", {}).get("responseModalities")
+        if modalities != ["AUDIO"]:
+            await self.reject("generationConfig.responseModalities must be ['AUDIO']")
+            return
+        self.set_up = True
+        self.record.settings = setup
+        realtime = setup.get("realtimeInputConfig", {})
+        detection = realtime.get("automaticActivityDetection", {})
+        self.manual = bool(detection.get("disabled", False))
+        self.record.endpointing = not self.manual
+        if not self.manual:
+            self.configure_vad(
+                float(detection.get("silenceDurationMs", DEFAULT_SILENCE_MS)),
+                float(detection.get("prefixPaddingMs", WINDOW_MS)),
+                0.0,
+                SPEECH_RMS,
+            )
+        if self.behaviour.acknowledge:
+            await self.send({"setupComplete": {"sessionId": self.record.session_id}})
+
+    async def on_client_content(self, content: dict[str, Any]) -> None:
+        """History turns: each ``{role: user|model, parts: [{text}]}``."""
+        turns = content.get("turns", [])
+        if not isinstance(turns, list):
+            await self.reject("clientContent.turns must be a list")
+            return
+        for turn in turns:
+            parts = turn.get("parts") if isinstance(turn, dict) else None
+            if turn.get("role") not in ("user", "model") or not isinstance(parts, list):
+                await self.reject("a turn needs role user|model and parts")
+                return
+            if not all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in parts):
+                await self.reject("history parts must be text")
+                return
+            self.record.history_turns += 1
+
+    async def on_realtime_input(self, body: dict[str, Any]) -> None:
+        """Audio, or the manual activity markers."""
+        fields = sorted(body)
+        if len(fields) != 1 or fields[0] not in REALTIME_FIELDS:
+            await self.reject(f"realtimeInput has exactly one of {sorted(REALTIME_FIELDS)}")
+            return
+        field = fields[0]
+        if field == "audio":
+            blob = body["audio"]
+            mime = (
+                INPUT_MIME.fullmatch(str(blob.get("mimeType"))) if isinstance(blob, dict) else None
+            )
+            if mime is None:
+                await self.reject("realtimeInput.audio.mimeType must be audio/pcm;rate=N")
+                return
+            rate = int(mime.group(1))
+            if self.declared_rate not in (None, rate):
+                await self.reject("the input audio rate changed mid-session")
+                return
+            self.declared_rate = self.rate = rate
+            samples = decode_pcm16(str(blob.get("data", "")))
+            if samples is None:
+                await self.reject("realtimeInput.audio.data must be base64 PCM16")
+                return
+            if self.manual and not self.activity_open:
+                await self.reject("audio outside activityStart/activityEnd")
+                return
+            await self.audio(samples)
+        elif field in ("activityStart", "activityEnd"):
+            if not self.manual:
+                await self.reject(f"{field} needs automatic activity detection disabled")
+                return
+            if field == "activityStart":
+                self.activity_open = True
+                self.activity_start_s = self.stream_s()
+                await self._speech_started()
+            else:
+                self.activity_open = False
+                now = self.stream_s()
+                self.request_answer("activity_end", now, now)
+
+    async def send_speech(self, event: VadEvent) -> None:
+        """Nothing: Gemini does not report its activity detection to the client."""
+
+    async def send_answer_start(self, answer: AnswerRecord, answer_id: str) -> None:
+        """Nothing: audio parts simply start coming."""
+
+    async def send_answer_piece(self, answer_id: str, audio: str | None, text: str) -> None:
+        """The delta as two ``inlineData`` parts of one message, split at an odd byte."""
+        if audio is not None:
+            raw = base64.b64decode(audio)
+            cut = (len(raw) // 2) | 1
+            parts = [
+                {"inlineData": {"mimeType": OUTPUT_MIME, "data": b64(piece)}}
+                for piece in (raw[:cut], raw[cut:])
+                if piece
+            ]
+            await self.send({"serverContent": {"modelTurn": {"parts": parts}}})
+        if text:
+            await self.send({"serverContent": {"outputTranscription": {"text": text}}})
+
+    async def send_answer_end(self, answer: AnswerRecord, answer_id: str) -> None:
+        """``generationComplete`` then ``turnComplete`` (nothing more after an interruption)."""
+        if answer.cancelled:
+            return
+        await self.send({"serverContent": {"generationComplete": True}})
+        await self.send({"serverContent": {"turnComplete": True}})
+
+    async def send_barge_in(self) -> None:
+        """``serverContent.interrupted``."""
+        await self.send({"serverContent": {"interrupted": True}})
+
+    def error_event(self, code: str, message: str) -> None:
+        """None: Gemini closes the socket instead."""
+        return None
+
+    def unknown_event(self) -> dict[str, Any]:
+        """A field Gemini does not have."""
+        return {"serverHologram": {"depth": 3}}

@@ -1,0 +1,123 @@
+"""A fake hosted server in a process of its own, for measurements.
+
+A real hosted API runs elsewhere and costs the harness nothing; in its own process (so on
+another core, and at a lower priority) a fake takes no interpreter time from the harness it is
+measured by. The child serves until its standard input closes, then prints every session's
+record as JSON, which :func:`fake_process` reads back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import select
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from pmc.testing.hosted._behaviour import AnswerRecord, FakeBehaviour, SessionRecord
+from pmc.testing.hosted._gemini import GeminiFakeSession
+from pmc.testing.hosted._openai import OpenAIBetaFakeSession, OpenAIFakeSession, XaiFakeSession
+from pmc.testing.hosted._server import FakeSession, serve_fake
+from pmc.testing.hosted._voice import answer_audio
+
+START_TIMEOUT_S = 60.0
+"""How long the child may take to start serving (it imports numpy and voices the answer), or
+to report and stop."""
+SESSIONS: dict[str, type[FakeSession]] = {
+    "openai": OpenAIFakeSession,
+    "openai-beta": OpenAIBetaFakeSession,
+    "xai": XaiFakeSession,
+    "gemini": GeminiFakeSession,
+}
+"""The fakes by dialect name (:class:`pmc.testing.hosted.Dialect`'s values)."""
+
+
+@dataclass
+class FakeProcess:
+    """A fake served by a child process: its URL, and its records once it has stopped."""
+
+    url: str
+    sessions: list[SessionRecord] = field(default_factory=list)
+
+    def session(self, session_id: str) -> SessionRecord:
+        """A session's record by the id the client was given (after the process stopped)."""
+        for record in self.sessions:
+            if record.session_id == session_id:
+                return record
+        raise KeyError(session_id)
+
+
+def _behaviour_from(data: dict[str, Any]) -> FakeBehaviour:
+    return FakeBehaviour(**{**data, "delta_bytes": tuple(data["delta_bytes"])})
+
+
+def _record_from(data: dict[str, Any]) -> SessionRecord:
+    record = SessionRecord(**{k: v for k, v in data.items() if k not in ("answers", "speech")})
+    record.speech = [(str(change), float(at)) for change, at in data["speech"]]
+    record.answers = [AnswerRecord(**answer) for answer in data["answers"]]
+    return record
+
+
+@contextmanager
+def fake_process(
+    dialect: str, behaviour: FakeBehaviour | None = None, auth_header: str = "Authorization"
+) -> Iterator[FakeProcess]:
+    """Serve a fake of ``dialect`` from a child process; its records are read when it stops."""
+    spec = json.dumps(
+        {
+            "dialect": dialect,
+            "behaviour": asdict(behaviour or FakeBehaviour()),
+            "auth_header": auth_header,
+        }
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pmc.testing.hosted", spec],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    stdin, stdout = process.stdin, process.stdout
+    if stdin is None or stdout is None:  # never: both pipes were asked for
+        raise RuntimeError("no pipes to the fake's process")
+    try:
+        ready, _, _ = select.select([stdout], [], [], START_TIMEOUT_S)
+        url = stdout.readline().strip() if ready else ""
+        if not url.startswith("ws://"):
+            raise RuntimeError(f"the fake did not start (exit status {process.poll()})")
+        fake = FakeProcess(url)
+        yield fake
+        stdin.close()  # the child stops serving, prints its records and exits
+        report = stdout.read()
+        process.wait(START_TIMEOUT_S)
+        fake.sessions = [_record_from(r) for r in json.loads(report)]
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        stdout.close()
+
+
+async def _serve(dialect: str, behaviour: FakeBehaviour, auth_header: str) -> list[SessionRecord]:
+    loop = asyncio.get_running_loop()
+    closed = asyncio.Event()
+    loop.add_reader(sys.stdin.fileno(), closed.set)
+    async with serve_fake(SESSIONS[dialect], behaviour, auth_header) as server:
+        print(server.url, flush=True)
+        await closed.wait()
+    loop.remove_reader(sys.stdin.fileno())
+    return server.sessions
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m pmc.testing.hosted SPEC``: serve until stdin closes, then report."""
+    spec = json.loads((sys.argv[1:] if argv is None else argv)[0])
+    behaviour = _behaviour_from(spec["behaviour"])
+    answer_audio(behaviour.reply_text)  # voiced before serving, never during a stream
+    os.nice(10)  # the fake stands in for hardware elsewhere: the harness goes first
+    sessions = asyncio.run(_serve(spec["dialect"], behaviour, spec["auth_header"]))
+    print(json.dumps([asdict(s) for s in sessions]), flush=True)

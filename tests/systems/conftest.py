@@ -1,0 +1,145 @@
+"""Fixtures for the hosted adapters: their cards pointed at the fakes, a recognisable key."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pmc.harness import RunSettings, run_rollouts, runs_dir
+from pmc.systems import SystemCard, load_card
+from pmc.testing.hosted import Dialect, FakeBehaviour, FakeServer, fake_in_thread
+from pmc.testing.points import write_points
+
+SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
+HOSTED = {
+    "gpt-realtime-300": Dialect.OPENAI,
+    "gpt-realtime-500": Dialect.OPENAI,
+    "gpt-realtime-semantic-low": Dialect.OPENAI,
+    "gemini-3.1-flash-live": Dialect.GEMINI,
+    "grok-voice": Dialect.XAI,
+}
+"""Every bundled hosted card and the fake that speaks its dialect."""
+KEY = "pmc-test-key-Zq7Xv93LkQ"
+"""The key every hosted card gets in tests: recognisable wherever it might leak."""
+
+
+def card_at(name: str, url: str, folder: Path, as_name: str = "", **params: Any) -> Path:
+    """A copy of bundled card ``name`` whose endpoint is ``url``, with extra ``[params]``.
+
+    The copy keeps the card's name (so a run records it under the same system name) unless
+    ``as_name`` gives another.
+    """
+    text = (SYSTEMS / f"{name}.toml").read_text()
+    text = re.sub(r'(?m)^endpoint = ".*"$', f'endpoint = "{url}"', text)
+    lines = "".join(f"{key} = {_toml(value)}\n" for key, value in params.items())
+    text = text.replace("[params]\n", f"[params]\n{lines}", 1)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{as_name or name}.toml"
+    path.write_text(text)
+    return path
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return repr(value)
+
+
+def load(name: str, url: str, folder: Path, as_name: str = "", **params: Any) -> SystemCard:
+    """:func:`card_at`, loaded."""
+    return load_card(card_at(name, url, folder, as_name, **params))
+
+
+@pytest.fixture
+def hosted_keys(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Every hosted card's key variable set to :data:`KEY`."""
+    for name in HOSTED:
+        variable = load_card(SYSTEMS / f"{name}.toml").api_key_env
+        assert variable
+        monkeypatch.setenv(variable, KEY)
+    yield KEY
+
+
+@pytest.fixture(scope="session")
+def hosted_points(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Four short points (a pause, two turn ends, a fact recall) spoken by the bundled voice."""
+    workdir = tmp_path_factory.mktemp("hosted-points")
+    write_points(workdir)
+    return workdir
+
+
+@contextmanager
+def fakes_for(
+    names: Iterable[str], behaviour: FakeBehaviour | None = None, keep_messages: bool = False
+) -> Iterator[dict[Dialect, FakeServer]]:
+    """One fake per dialect the named cards speak, each served from its own thread."""
+    with ExitStack() as stack:
+        yield {
+            dialect: stack.enter_context(
+                fake_in_thread(
+                    dialect.session,
+                    behaviour,
+                    auth_header=dialect.auth_header,
+                    keep_messages=keep_messages,
+                )
+            )
+            for dialect in sorted({HOSTED[n] for n in names})
+        }
+
+
+def session_of(trace: dict[str, Any]) -> str:
+    """The fake's id for the session a rollout ran in (from the first signal that names it)."""
+    for output in trace["outputs"]:
+        detail = output["detail"]
+        for holder, key in (
+            ("session", "id"),
+            ("conversation", "id"),
+            ("setupComplete", "sessionId"),
+        ):
+            value = detail.get(holder, {})
+            if isinstance(value, dict) and isinstance(value.get(key), str):
+                return str(value[key])
+    raise AssertionError("no session id in the trace")
+
+
+def traces(run_dir: Path, system: str) -> dict[str, dict[str, Any]]:
+    """Rollout 0's trace of each point, by point id."""
+    found = {}
+    for path in sorted((run_dir / "rollouts" / system).glob("*/0/trace.json")):
+        found[path.parent.parent.name] = json.loads(path.read_text())
+    return found
+
+
+HOSTED_RUN = "hosted"
+
+
+@pytest.fixture(scope="session")
+def hosted_run(
+    hosted_points: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Path, dict[Dialect, FakeServer]]]:
+    """Every hosted card run once on :func:`hosted_points` against its fake.
+
+    Yields the run's folder and the fakes (which kept every client message).
+    """
+    cards_dir = tmp_path_factory.mktemp("cards")
+    with pytest.MonkeyPatch.context() as patch, fakes_for(HOSTED, keep_messages=True) as fakes:
+        cards = []
+        for name, dialect in HOSTED.items():
+            card = load(name, fakes[dialect].url, cards_dir)
+            assert card.api_key_env
+            patch.setenv(card.api_key_env, KEY)
+            cards.append(card)
+        tallies = run_rollouts(hosted_points, cards, RunSettings(HOSTED_RUN, retries=0))
+    done = {name: (t.done, t.failed) for name, t in tallies.items()}
+    assert done == {name: (4, 0) for name in HOSTED}, {n: t.causes for n, t in tallies.items()}
+    yield runs_dir(hosted_points) / HOSTED_RUN, fakes
