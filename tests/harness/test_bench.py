@@ -48,7 +48,9 @@ def test_bench_runs_concurrent_rollouts_and_measures_the_known_latency() -> None
     lateness = (row.lateness_p50_ms, row.lateness_p99_ms, row.lateness_max_ms)
     assert all(math.isfinite(x) and x >= 0 for x in lateness)
     assert lateness == tuple(sorted(lateness))
-    assert row.error_max_ms <= 15.0  # every rollout: measured within 15 ms of the known 500 ms
+    # Every rollout measured within 15 ms of the known 500 ms, beyond what the fake itself
+    # reports of its own lateness in sending (on a loaded machine its process is starved too).
+    assert row.error_max_ms <= 15.0 + row.reply_late_max_ms
     assert row.error_mean_ms > -0.1  # nothing in the harness can make a reply early
     data = json.loads(json.dumps(row.to_dict(), allow_nan=False))
     assert data["concurrency"] == 4 and data["latency_ms"] == 500.0
