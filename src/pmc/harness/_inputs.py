@@ -8,11 +8,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pmc import audio, io
 from pmc.audio import FloatArray
 from pmc.points import Point, PointKind
-from pmc.systems import Preload, Reference, SystemCard
+from pmc.systems import Preload, Reference, SystemCard, TimedWord
 
 RECALL_LATENCY_MS = 500
 """When the person answers a recall question, from the question's end, unless the card says
@@ -50,7 +51,41 @@ def preload_for(points_dir: Path, point: Point, seed: int) -> Preload:
         messages=list(history["messages"]),
         seed=seed,
         endpointing=point.kind is PointKind.PAUSE,
+        system_words=system_words(points_dir, point, history["messages"]),
     )
+
+
+def system_words(
+    points_dir: Path, point: Point, messages: Sequence[dict[str, Any]]
+) -> tuple[TimedWord, ...]:
+    """The system's words in the history, on the history's clock, for teacher forcing.
+
+    Taken from the corpus stage's conversation (``WORKDIR/corpus/<id>.json``, beside
+    ``points/``) when it is there; otherwise each of the system's history turns is spread
+    evenly over its words, by their length in characters.
+    """
+    origin, end = point.history_start_conv_s, point.stream_start_conv_s
+    path = points_dir.parent / "corpus" / f"{point.conversation_id}.json"
+    if path.exists():
+        for speaker in io.read_json(path)["speakers"]:
+            if speaker["channel"] == point.system.value:
+                return tuple(
+                    TimedWord(w["text"], w["start_conv_s"] - origin, w["end_conv_s"] - origin)
+                    for w in speaker["words"]
+                    if w["start_conv_s"] >= origin and w["end_conv_s"] <= end
+                )
+    words: list[TimedWord] = []
+    for message in messages:
+        texts = str(message["text"]).split()
+        if message["role"] != "assistant" or not texts or "start_conv_s" not in message:
+            continue  # not the system's, or a turn without times: nothing to place
+        start, stop = float(message["start_conv_s"]), float(message["end_conv_s"])
+        per_char = (stop - start) / sum(len(t) for t in texts)
+        at = start - origin
+        for text in texts:
+            words.append(TimedWord(text, at, at + len(text) * per_char))
+            at += len(text) * per_char
+    return tuple(words)
 
 
 def live_for(points_dir: Path, point: Point) -> FloatArray:

@@ -33,7 +33,9 @@ from pmc.systems import (
 )
 
 HANDSHAKE_TIMEOUT_S = 60.0
-"""Connecting and preloading may take this long (a cold hosted session, a long history)."""
+"""Connecting and preloading may take this long (a cold hosted session, a long history), unless
+the card's ``params.preload_timeout_s`` says otherwise (a teacher-forced history takes one model
+step per 80 ms frame of it)."""
 CLOSE_TIMEOUT_S = 10.0
 
 
@@ -80,15 +82,16 @@ async def run_rollout(
 ) -> RolloutResult:
     """Run one rollout against ``adapter``; transport failures raise :class:`TransportError`."""
     card = job.card
+    limit_s = float(card.params.get("preload_timeout_s", HANDSHAKE_TIMEOUT_S))
     try:
-        async with asyncio.timeout(HANDSHAKE_TIMEOUT_S):
+        async with asyncio.timeout(limit_s):
             await adapter.connect()
             if adapter.TAKES_REFERENCE:
                 adapter.give_reference(job.reference)
             await adapter.preload(job.preload)
     except TimeoutError:
         await _close(adapter)
-        raise TransportError(f"handshake timed out after {HANDSHAKE_TIMEOUT_S:.0f} s") from None
+        raise TransportError(f"handshake timed out after {limit_s:.0f} s") from None
     except OSError as exc:
         await _close(adapter)
         raise TransportError(f"cannot connect: {exc}") from exc

@@ -1,10 +1,11 @@
 """Systems: cards in ``systems/*.toml`` and the adapters that speak to each system.
 
 Built so far: the card format, the adapter interface and registry, the local reference systems,
-the endpointer cascade and the hosted API adapters; full-duplex adapters come next.
+the endpointer cascade, the hosted API adapters and the full-duplex (Moshi-family) adapters.
 """
 
 from pmc.systems import _baselines as _baselines  # registers the reference systems
+from pmc.systems import _duplex as _duplex  # registers the full-duplex (Moshi) adapters
 from pmc.systems import _endpointer as _endpointer  # registers the endpointer cascade
 from pmc.systems import _hosted as _hosted  # registers the hosted real-time API adapters
 from pmc.systems import _websocket_pcm as _websocket_pcm  # registers raw PCM over a websocket
@@ -15,6 +16,7 @@ from pmc.systems._adapter import (
     Reference,
     SystemAdapter,
     SystemEvent,
+    TimedWord,
     TransportError,
     adapter_factory,
     create_adapter,
@@ -34,6 +36,7 @@ __all__ = [
     "SystemAdapter",
     "SystemCard",
     "SystemEvent",
+    "TimedWord",
     "TransportError",
     "adapter_factory",
     "create_adapter",

@@ -52,6 +52,15 @@ class TransportError(PmcError):
 
 
 @dataclass(frozen=True)
+class TimedWord:
+    """A word with its times on the history's clock (seconds from the history's first sample)."""
+
+    text: str
+    start_s: float
+    end_s: float
+
+
+@dataclass(frozen=True)
 class Preload:
     """What a system hears before the live stream (DESIGN "Protocol").
 
@@ -69,6 +78,8 @@ class Preload:
             points: a hosted system's turn detection is the policy under test). False where the
             harness ends the turn itself (turn-end and recall points: a hosted system's turn
             detection is off and it gets an explicit end of input, then a response request).
+        system_words: The system's own words in the history, on the history's clock (seconds
+            from its first sample): full-duplex models are teacher-forced with them.
     """
 
     identity_prompt: str
@@ -77,6 +88,7 @@ class Preload:
     messages: list[dict[str, Any]]
     seed: int = 0
     endpointing: bool = True
+    system_words: tuple[TimedWord, ...] = ()
 
 
 @dataclass(frozen=True)

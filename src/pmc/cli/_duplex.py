@@ -1,0 +1,176 @@
+"""``pmc serve-duplex``: our server for moshi-family full-duplex models (Moshi, PersonaPlex).
+
+The server needs PyTorch and moshi, which live in their own environment (``make duplex-env``:
+moshi pins an old PyTorch). This command runs the server in-process where they are importable;
+otherwise it runs it with the duplex environment's Python (``.venv-duplex``, or
+``PMC_DUPLEX_PYTHON``); with neither it prints how to install them, in one line. Its options are
+:mod:`pmc.duplex.__main__`'s (``pmc serve-duplex serve --help``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+
+import click
+
+from pmc.duplex import INSTALL_HINT
+from pmc.errors import PmcError
+
+STATS_TIMEOUT_S = 10.0
+"""The server answers ``/api/stats`` from memory at once; this only guards against a hang."""
+
+
+def _importable(*modules: str) -> bool:
+    return all(importlib.util.find_spec(m) is not None for m in modules)
+
+
+@click.command(
+    "serve-duplex",
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+    add_help_option=False,
+)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def serve_duplex_command(args: tuple[str, ...]) -> None:
+    """Serve Moshi or PersonaPlex with a teacher-forced preload route (needs PyTorch, moshi).
+
+    Routes: /api/chat (the stock Moshi protocol), /api/duplex (history first, then live),
+    /api/stats. Example: pmc serve-duplex --hf-repo kyutai/moshiko-pytorch-bf16 --device cuda.
+    `pmc serve-duplex --help` lists every option.
+    """
+    if _importable("torch", "moshi", "aiohttp", "sphn", "sentencepiece"):
+        from pmc.duplex.__main__ import main
+
+        main(list(args))
+        return
+    from pmc.testing.duplex import duplex_python
+
+    try:
+        python = duplex_python()
+    except PmcError:
+        if args and args[0] in ("-h", "--help"):
+            from pmc.duplex.__main__ import build_parser
+
+            build_parser().print_help()
+            return
+        raise PmcError(INSTALL_HINT) from None
+    env = os.environ | {"NO_TORCH_COMPILE": os.environ.get("NO_TORCH_COMPILE", "1")}
+    sys.exit(subprocess.call([str(python), "-m", "pmc.duplex", *args], env=env))
+
+
+@click.command("duplex")
+@click.option(
+    "--sessions",
+    type=click.IntRange(1),
+    default=1,
+    show_default=True,
+    help="Rollouts at once (one server instance each).",
+)
+@click.option(
+    "--live-s", type=float, default=10.0, show_default=True, help="Live audio per rollout."
+)
+@click.option(
+    "--history-s",
+    type=float,
+    default=30.0,
+    show_default=True,
+    help="History forced before each rollout.",
+)
+@click.option(
+    "--steps",
+    type=click.IntRange(10),
+    default=200,
+    show_default=True,
+    help="Steps timed on the idle server.",
+)
+def bench_duplex_command(sessions: int, live_s: float, history_s: float, steps: int) -> None:
+    """Time the duplex server's 80 ms step and the harness's input lateness while driving it.
+
+    Builds the tiny random-weight models, times STEPS live steps of one instance alone (no
+    network), then serves them (`pmc serve-duplex` on CPU) and runs SESSIONS rollouts at once
+    through the moshi-preloaded adapter: the preload's prefill time, the harness's input
+    lateness per rollout and the server's step times under that load.
+    """
+    import asyncio
+    import json
+    import statistics
+    import tempfile
+    import urllib.request
+    from pathlib import Path
+
+    from rich.table import Table
+
+    from pmc.cli._ui import out
+    from pmc.systems import Family, SystemCard
+    from pmc.testing.duplex import (
+        SERVER_ENV,
+        build_tiny_models,
+        drive_rollouts,
+        duplex_python,
+        duplex_server,
+        model_args,
+    )
+
+    with tempfile.TemporaryDirectory(prefix="pmc-bench-duplex-") as tmp:
+        models = build_tiny_models(Path(tmp) / "models")
+        args = [str(duplex_python()), "-m", "pmc.duplex", "step-times", "--device", "cpu"]
+        done = subprocess.run(
+            [*args, *model_args(models, stock=False), "--steps", str(steps)],
+            check=True,
+            capture_output=True,
+            text=True,
+            env=os.environ | SERVER_ENV,
+        )
+        idle = sorted(json.loads(done.stdout.splitlines()[-1])["step_ms"])
+        with duplex_server(models, Path(tmp) / "server.log", instances=sessions) as served:
+            card = SystemCard(
+                "bench-duplex",
+                "moshi-preloaded",
+                Family.DUPLEX,
+                endpoint=f"{served.base}/api/duplex",
+                frame_ms=80,
+                concurrency=sessions,
+                params={"identity_prompt": True},
+            )
+            results = asyncio.run(drive_rollouts(card, sessions, live_s, history_s))
+            stats_url = served.base.replace("ws://", "http://") + "/api/stats"
+            with urllib.request.urlopen(stats_url, timeout=STATS_TIMEOUT_S) as response:
+                loaded = json.loads(response.read())["instances"]
+
+    def pct(values: list[float], q: float) -> float:
+        return values[min(len(values) - 1, int(len(values) * q))]
+
+    table = Table(title="pmc bench duplex (tiny random-weight models, CPU, torch threads 1)")
+    for column in ("measure", "mean ms", "p50 ms", "p95/p99 ms", "max ms"):
+        table.add_column(column, justify="left" if column == "measure" else "right")
+    table.add_row(
+        f"server step, idle ({len(idle)} steps)",
+        f"{statistics.fmean(idle):.1f}",
+        f"{pct(idle, 0.5):.1f}",
+        f"{pct(idle, 0.95):.1f}",
+        f"{idle[-1]:.1f}",
+    )
+    for row in loaded:
+        if row["steps"]:
+            table.add_row(
+                f"server step, live, instance {row['instance']} ({row['steps']} steps)",
+                f"{row['mean_ms']:.1f}",
+                f"{row['p50_ms']:.1f}",
+                f"{row['p95_ms']:.1f}",
+                f"{row['max_ms']:.1f}",
+            )
+    for result in results:
+        audit = result.trace.audit
+        primed = [o.detail for o in result.trace.outputs if o.detail.get("type") == "primed"]
+        prefill = f", prefill {primed[0]['elapsed_s']:.2f} s" if primed else ""
+        table.add_row(
+            f"input lateness, rollout {result.trace.rollout} ({audit.frames} frames{prefill})",
+            "",
+            f"{audit.lateness_p50_ms:.2f}",
+            f"{audit.lateness_p99_ms:.2f}",
+            f"{audit.lateness_max_ms:.2f}",
+        )
+    out.print(table)
+    out.print("p95 for server steps, p99 for input lateness; an 80 ms step must stay under 80 ms.")

@@ -1,0 +1,11 @@
+"""Full-duplex adapters: the stock Moshi protocol and our server's preload route.
+
+``moshi-stock`` speaks the unmodified Moshi (and PersonaPlex) server's live protocol;
+``moshi-preloaded`` speaks ``pmc serve-duplex``'s preload route, which teacher-forces the
+history before the live stream as the paper's protocol requires (DESIGN "Protocol").
+"""
+
+from pmc.systems._duplex._moshi_stock import MoshiStockAdapter
+from pmc.systems._duplex._preloaded import MoshiPreloadedAdapter
+
+__all__ = ["MoshiPreloadedAdapter", "MoshiStockAdapter"]
