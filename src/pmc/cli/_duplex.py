@@ -40,6 +40,12 @@ def serve_duplex_command(args: tuple[str, ...]) -> None:
     /api/stats. Example: pmc serve-duplex --hf-repo kyutai/moshiko-pytorch-bf16 --device cuda.
     `pmc serve-duplex --help` lists every option.
     """
+    if args[:1] in (("-h",), ("--help",)):
+        from pmc.duplex.__main__ import build_parser
+
+        # In-process, so it reads like every other command's help (and needs no PyTorch).
+        click.echo(build_parser().format_help().replace("usage:", "Usage:", 1), nl=False)
+        return
     if _importable("torch", "moshi", "aiohttp", "sphn", "sentencepiece"):
         from pmc.duplex.__main__ import main
 
@@ -50,11 +56,6 @@ def serve_duplex_command(args: tuple[str, ...]) -> None:
     try:
         python = duplex_python()
     except PmcError:
-        if args and args[0] in ("-h", "--help"):
-            from pmc.duplex.__main__ import build_parser
-
-            build_parser().print_help()
-            return
         raise PmcError(INSTALL_HINT) from None
     env = os.environ | {"NO_TORCH_COMPILE": os.environ.get("NO_TORCH_COMPILE", "1")}
     sys.exit(subprocess.call([str(python), "-m", "pmc.duplex", *args], env=env))
