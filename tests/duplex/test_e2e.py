@@ -7,6 +7,7 @@ moshi: the unmodified stock server (a), moshi-preloaded and personaplex: `pmc se
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 import tomllib
@@ -17,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from pmc.cli import cli
-from pmc.systems import EventKind, Family, SystemCard
+from pmc.systems import EventKind, Family, SystemCard, load_card
 from pmc.testing.duplex import drive_rollouts
 
 pytestmark = pytest.mark.slow
@@ -108,16 +109,13 @@ def test_the_preloaded_cards_report_what_was_forced(duplex_run: Path) -> None:
 
 
 def test_the_stock_adapter_speaks_personaplex_query_parameters(duplex_base: str) -> None:
-    # Our server's /api/chat honours PersonaPlex's text_prompt and seed (voice_prompt is
-    # accepted) and, like PersonaPlex, sends the handshake only after forcing the prompt.
-    card = SystemCard(
-        "personaplex-stock",
-        "moshi-stock",
-        Family.DUPLEX,
-        endpoint=f"{duplex_base}/api/chat",
-        frame_ms=80,
-        params={"identity_prompt": True, "send_seed": True, "query": {"voice_prompt": "x.pt"}},
-    )
+    # The bundled personaplex-stock card, pointed at our server's /api/chat, which honours
+    # PersonaPlex's text_prompt and seed (voice_prompt is accepted) and, like PersonaPlex, sends
+    # the handshake only after forcing the prompt.
+    bundled = load_card(SYSTEMS / "personaplex-stock.toml")
+    assert bundled.params["identity_prompt"] and bundled.params["send_seed"]
+    assert "voice_prompt" in bundled.params["query"]
+    card = dataclasses.replace(bundled, endpoint=f"{duplex_base}/api/chat")
     (result,) = asyncio.run(drive_rollouts(card, 1, live_s=1.6, history_s=0.0))
     kinds = {o.kind for o in result.trace.outputs}
     assert {EventKind.AUDIO, EventKind.TEXT} <= kinds
