@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from pmc.audio import SAMPLE_RATE, AudioRef
 from pmc.cli import cli
+from pmc.corpus import Channel, Conversation, SourceKind, Speaker, Word
+from pmc.corpus._store import write_conversation
 from pmc.harness._inputs import system_words
 from pmc.systems import TimedWord
 from pmc.testing.duplex import pause_point
@@ -16,17 +18,13 @@ from pmc.testing.duplex import pause_point
 
 def test_system_words_come_from_the_corpus_on_the_history_clock(tmp_path: Path) -> None:
     point = pause_point(live_s=3.0, history_s=20.0)  # history 10-30 s, system speaker B
-    words = [
-        {"text": "before", "start_conv_s": 9.0, "end_conv_s": 9.5},
-        {"text": "inside", "start_conv_s": 12.0, "end_conv_s": 12.5},
-        {"text": "live", "start_conv_s": 30.5, "end_conv_s": 31.0},
-    ]
-    speakers = [
-        {"channel": "A", "words": [{"text": "other", "start_conv_s": 11, "end_conv_s": 12}]},
-        {"channel": "B", "words": words},
-    ]
-    (tmp_path / "corpus").mkdir()
-    (tmp_path / "corpus" / "synthetic.json").write_text(json.dumps({"speakers": speakers}))
+    words = {
+        Channel.A: (Word("other", 11.0, 12.0),),
+        Channel.B: (Word("before", 9.0, 9.5), Word("inside", 12.0, 12.5), Word("live", 30.5, 31.0)),
+    }
+    audio = AudioRef("x.wav", SAMPLE_RATE, 40 * SAMPLE_RATE)
+    a, b = (Speaker(c, f"p{c.value}", audio, words[c]) for c in (Channel.A, Channel.B))
+    write_conversation(tmp_path, Conversation(point.conversation_id, SourceKind.FOLDER, (a, b)))
     assert system_words(tmp_path / "points", point, []) == (TimedWord("inside", 2.0, 2.5),)
 
 

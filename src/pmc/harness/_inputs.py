@@ -12,6 +12,7 @@ from typing import Any
 
 from pmc import audio, io
 from pmc.audio import FloatArray
+from pmc.corpus import corpus_dir, read_conversation
 from pmc.points import Point, PointKind
 from pmc.systems import Preload, Reference, SystemCard, TimedWord
 
@@ -65,14 +66,15 @@ def system_words(
     evenly over its words, by their length in characters.
     """
     origin, end = point.history_start_conv_s, point.stream_start_conv_s
-    path = points_dir.parent / "corpus" / f"{point.conversation_id}.json"
+    workdir = points_dir.parent
+    path = corpus_dir(workdir) / f"{point.conversation_id}.json"
     if path.exists():
-        for speaker in io.read_json(path)["speakers"]:
-            if speaker["channel"] == point.system.value:
+        for speaker in read_conversation(workdir, path).speakers:
+            if speaker.channel is point.system:
                 return tuple(
-                    TimedWord(w["text"], w["start_conv_s"] - origin, w["end_conv_s"] - origin)
-                    for w in speaker["words"]
-                    if w["start_conv_s"] >= origin and w["end_conv_s"] <= end
+                    TimedWord(w.text, w.start_conv_s - origin, w.end_conv_s - origin)
+                    for w in speaker.words
+                    if w.start_conv_s >= origin and w.end_conv_s <= end
                 )
     words: list[TimedWord] = []
     for message in messages:
