@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,8 +10,9 @@ from pmc import io
 from pmc.errors import PmcError
 from pmc.harness import RUN_FILE
 from pmc.points import Point, PointKind, read_points
+from pmc.report._aggregate import scored
 from pmc.report._reference import Reference, reference_of
-from pmc.scoring import Score, ScoreStatus, read_scores, workdir_of
+from pmc.scoring import Score, read_scores, workdir_of
 
 
 @dataclass(frozen=True)
@@ -41,11 +41,7 @@ class RunData:
 
     def first(self, system: str, kind: PointKind) -> list[Score]:
         """Rollout 0 of every point of ``kind``, transport failures left out (paper 3.4)."""
-        return [
-            s
-            for s in self.scores[system]
-            if s.kind is kind and s.rollout == 0 and s.status is not ScoreStatus.TRANSPORT_ERROR
-        ]
+        return scored([s for s in self.scores[system] if s.kind is kind])
 
     def kinds(self, system: str) -> list[PointKind]:
         """The point kinds a system was scored on, in the paper's order."""
@@ -90,11 +86,3 @@ def load_run(run_dir: Path) -> RunData:
 
 def _rank(role: Reference | None) -> int:
     return 0 if role is None else list(Reference).index(role)
-
-
-def shared_conversations(scores: Sequence[Score]) -> dict[str, list[Score]]:
-    """Scores grouped by conversation, the bootstrap's unit (paper appendix E)."""
-    groups: dict[str, list[Score]] = {}
-    for s in scores:
-        groups.setdefault(s.conversation_id, []).append(s)
-    return groups
