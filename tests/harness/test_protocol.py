@@ -144,10 +144,13 @@ def test_a_hosted_system_gets_an_end_of_input_at_the_turn_end_and_no_more_frames
     say = [{"at_s": 3.0, "seconds": 1.0, "text": "sure"}]
     result, adapter = rollout(PointKind.TURN_END, say, family=Family.HOSTED)
     assert adapter.frames_received == round(2.0 / FRAME_S)
-    assert [(t - result.trace.t0_ns) / NS_PER_S for t in adapter.commits] == pytest.approx(
-        [2.0 + FRAME_S]
-    )
-    assert result.trace.protocol["end_of_input_stream_s"] == pytest.approx(2.0 + FRAME_S)
+    # At the boundary, on the last live frame's deadline, right after that frame (not a frame
+    # later): on the virtual clock the instants are exact.
+    last = result.trace.inputs[-1]
+    assert last.index == round(2.0 / FRAME_S) - 1
+    assert [(t - result.trace.t0_ns) / NS_PER_S for t in adapter.commits] == [2.0]
+    assert adapter.commits == [last.scheduled_ns] == [last.sent_ns]
+    assert result.trace.protocol["end_of_input_stream_s"] == 2.0
     assert stop(result)[0] is StopReason.REPLIED
 
 

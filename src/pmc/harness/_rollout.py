@@ -110,13 +110,9 @@ async def run_rollout(
     committed_ns: int | None = None
 
     async def next_frame(i: int) -> FloatArray | Tick:
-        nonlocal committed_ns
         if receiver.done():
             receiver.result()  # re-raises the transport's failure
             raise TransportError("the system closed the session mid-stream")
-        if i == len(live) and schedule.commit:
-            committed_ns = clock.now_ns()
-            await adapter.end_of_input()
         decision = schedule.decide(i)
         if decision is Send.LIVE:
             return live[i]
@@ -124,8 +120,13 @@ async def run_rollout(
             return silence
         return decision
 
-    async def send(_: int, frame: FloatArray) -> None:
+    async def send(i: int, frame: FloatArray) -> None:
+        nonlocal committed_ns
         await adapter.send_frame(frame)
+        if i == len(live) - 1 and schedule.commit:
+            # Right after the last live frame, on its deadline: the boundary (DESIGN "Protocol").
+            committed_ns = clock.now_ns()
+            await adapter.end_of_input()
 
     try:
         timings, stop_ns = await stream_until(clock, length, t0, next_frame, send)
