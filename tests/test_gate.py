@@ -6,7 +6,14 @@ import numpy.typing as npt
 import pytest
 
 from pmc.audio import SAMPLE_RATE
-from pmc.gate import GateParams, Interval, speech_intervals, speech_ratio, window_rms
+from pmc.gate import (
+    GateParams,
+    Interval,
+    OnsetRule,
+    speech_intervals,
+    speech_ratio,
+    window_rms,
+)
 
 Audio = npt.NDArray[np.float32]
 
@@ -244,3 +251,58 @@ def test_matches_a_window_by_window_loop(seed: int) -> None:
     assert got == expected
     covered = sum(b - a for a, b in expected)
     assert speech_ratio(audio, params) == pytest.approx(covered / audio.size)
+
+
+def _onset_track(start: int, rms: float, hz: float, phase: float) -> Audio:
+    """One second of silence, then half a second of a tone from sample ``start`` (sharp)."""
+    out = np.zeros(SAMPLE_RATE * 2, dtype=np.float64)
+    t = np.arange(SAMPLE_RATE // 2) / SAMPLE_RATE
+    out[start : start + len(t)] = rms * np.sqrt(2) * np.sin(2 * np.pi * hz * t + phase)
+    return out.astype(np.float32)
+
+
+def test_envelope_onsets_land_on_the_first_sample_of_speech_not_on_the_window_grid() -> None:
+    rng = np.random.default_rng(14)
+    envelope, window = [], []
+    for _ in range(300):
+        start = int(rng.integers(SAMPLE_RATE, SAMPLE_RATE + 480))  # anywhere inside a window
+        audio = _onset_track(
+            start, rng.uniform(0.012, 0.3), rng.uniform(80, 400), rng.uniform(0, 6.3)
+        )
+        (refined,) = speech_intervals(audio, onset=OnsetRule.ENVELOPE)
+        (grid,) = speech_intervals(audio)
+        envelope.append(round(refined.start_s * SAMPLE_RATE) - start)
+        window.append(round(grid.start_s * SAMPLE_RATE) - start)
+        # Only the start moves; the gate's own decisions (the end) stay.
+        assert refined.end_s == grid.end_s
+    # Never early, and late by at most the 2 ms envelope (reached only just above the
+    # threshold); the window grid errs by up to a window either way.
+    assert min(envelope) >= 0
+    assert max(envelope) <= 0.002 * SAMPLE_RATE
+    assert np.median(envelope) <= 0.0002 * SAMPLE_RATE
+    assert min(window) < -0.015 * SAMPLE_RATE and max(window) > 0.002 * SAMPLE_RATE
+
+
+def test_a_window_holding_only_the_first_ms_of_speech_is_searched_too() -> None:
+    # Speech starting 1.5 ms before a window's end: that window's RMS is below the threshold, so
+    # the gate opens on the next window; the refined onset goes back to the speech's start.
+    start = SAMPLE_RATE + 480 - 36
+    audio = _onset_track(start, 0.03, 200.0, 0.0)
+    (grid,) = speech_intervals(audio)
+    assert grid.start_s == pytest.approx((SAMPLE_RATE + 480) / SAMPLE_RATE)
+    (refined,) = speech_intervals(audio, onset=OnsetRule.ENVELOPE)
+    assert 0 <= round(refined.start_s * SAMPLE_RATE) - start <= 24  # a millisecond
+
+
+def test_envelope_onsets_keep_the_same_intervals_and_never_reach_back_past_the_previous() -> None:
+    bursts = [(0.2, 0.4, 0.1), (0.43, 0.7, 0.1), (1.013, 1.3, 0.05)]
+    audio = _track(2.0, bursts)
+    grid = speech_intervals(audio)
+    refined = speech_intervals(audio, onset=OnsetRule.ENVELOPE)
+    assert len(refined) == len(grid) == 2  # the first two bridged into one, as before
+    assert [i.end_s for i in refined] == [i.end_s for i in grid]
+    assert refined[0].start_s == pytest.approx(0.2, abs=3e-4)
+    assert refined[1].start_s == pytest.approx(1.013, abs=3e-4)
+    # A click in the window before, with silence between it and the speech, is not its start.
+    audio[round(0.99 * SAMPLE_RATE)] = 0.2  # its window stays under the gate
+    assert speech_intervals(audio, onset=OnsetRule.ENVELOPE)[1].start_s == refined[1].start_s

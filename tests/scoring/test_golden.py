@@ -1,7 +1,9 @@
 """Golden tests: played tracks built from spoken words placed at known times.
 
 The outcome of each case is known exactly and its latency to the sample; the scorer must find
-the outcome and land within 40 ms of the latency (the Scoring issue's bound).
+the outcome and land within 40 ms of the latency (the Scoring issue's bound), and, with onsets
+refined from the gate's window to the speech's first sample, within 3 ms of a latency that falls
+anywhere inside a 20 ms window (issue 14).
 """
 
 import functools
@@ -11,7 +13,8 @@ import pytest
 
 from pmc.asr import FasterWhisper, TimedWord
 from pmc.audio import SAMPLE_RATE, FloatArray
-from pmc.gate import GateParams, speech_intervals
+from pmc.gate import GateParams, OnsetRule, speech_intervals
+from pmc.scoring import ScoreSettings
 from pmc.scoring._evidence import Evidence, evidence
 from pmc.scoring._metrics import PauseOutcome, pause_score, reply_score
 from pmc.tts import VoiceHint, create_tts
@@ -19,6 +22,8 @@ from pmc.tts import VoiceHint, create_tts
 PAUSE = (2.0, 3.0)
 """The labelled pause on the stream clock."""
 TOLERANCE_S = 0.04
+PRECISE_S = 0.003
+"""Issue 14: a refined onset is within 3 ms of the truth."""
 
 
 @functools.cache
@@ -49,8 +54,12 @@ def recogniser() -> FasterWhisper:
     return FasterWhisper("base")  # the scorer's default
 
 
-def found(played: FloatArray) -> list[Evidence]:
-    intervals = speech_intervals(played, GateParams())
+DEFAULT_ONSET = ScoreSettings().onset
+
+
+def found(played: FloatArray, onset: OnsetRule = DEFAULT_ONSET) -> list[Evidence]:
+    """What the scorer finds, with its default onset rule unless told another."""
+    intervals = speech_intervals(played, GateParams(), onset=onset)
     heard: list[TimedWord] = recogniser().transcribe(played) if intervals else []
     return evidence(intervals, heard)
 
@@ -118,3 +127,26 @@ def test_a_reply_begun_before_the_turn_end_has_a_negative_latency() -> None:
 def test_no_words_is_no_reply_not_a_zero() -> None:
     score = reply_score(found(track((2.5, hum(1.0)))), 2.0, 2.0, 6, censored=False)
     assert score.latency_s is None and score.duration_s is None and score.words == 0
+
+
+@pytest.mark.parametrize("offset_ms", [0.0, 3.1, 9.7, 13.25, 18.9])
+def test_reply_latency_is_exact_inside_a_window_and_the_paper_grid_is_not(offset_ms: float) -> None:
+    reply = words("That sounds like a wonderful trip to the seaside.")
+    at_s = 2.7 + offset_ms / 1000
+    played = track((at_s, reply))
+    truth = round(at_s * SAMPLE_RATE) / SAMPLE_RATE - 2.0
+    refined = reply_score(found(played), 2.0, 2.0, 5, censored=False)
+    assert refined.latency_s == pytest.approx(truth, abs=PRECISE_S)
+    grid = reply_score(found(played, OnsetRule.WINDOW), 2.0, 2.0, 5, censored=False)
+    assert grid.latency_s is not None
+    assert round(grid.latency_s * 1000) % 20 == 0  # on the window grid, as the paper measured
+    assert abs(grid.latency_s - truth) <= 0.02
+
+
+def test_takeover_latency_is_exact_inside_a_window() -> None:
+    at_s = 2.3137
+    score = pause_score(found(track((at_s, words("Yes, I know exactly what you mean.")))), *PAUSE)
+    assert score.outcome is PauseOutcome.TAKEOVER
+    assert score.latency_s == pytest.approx(
+        round(at_s * SAMPLE_RATE) / SAMPLE_RATE - 2.0, abs=PRECISE_S
+    )

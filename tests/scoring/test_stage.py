@@ -4,12 +4,14 @@ Their defining values, resume, idempotence, and failed rollouts as outcomes.
 """
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from pmc.gate import OnsetRule
 from pmc.harness import RunSettings, run_rollouts, runs_dir
-from pmc.points import PointKind
+from pmc.points import PointKind, read_points
 from pmc.scoring import PauseOutcome, Score, ScoreSettings, ScoreStatus, read_scores, run_scoring
 from pmc.systems import Family, SystemCard, find_card
 from pmc.testing.points import write_points
@@ -89,6 +91,37 @@ def test_scoring_again_keeps_every_score_and_rewrites_identical_files(run: Path)
     run_scoring(run, FAST, workers=2)  # from nothing, in worker processes
     after = {p: p.read_bytes() for p in (run / "scores").rglob("*") if p.is_file()}
     assert after == before
+
+
+def test_scores_made_with_another_onset_rule_are_made_again(run: Path, tmp_path: Path) -> None:
+    shutil.copytree(run.parent.parent, tmp_path / "w")
+    copy = tmp_path / "w" / run.relative_to(run.parent.parent)
+    settings = ScoreSettings.from_dict(FAST.to_dict())
+    assert settings.onset is OnsetRule.ENVELOPE  # the default, as recorded
+    older = FAST.to_dict()
+    del older["onset"]  # scores written before the rule was recorded
+    assert ScoreSettings.from_dict(older).onset is OnsetRule.WINDOW
+    assert ScoreSettings.from_dict(older).digest() != FAST.digest()
+    grid = replace(FAST, onset=OnsetRule.WINDOW)
+    tallies = run_scoring(copy, grid, workers=1)
+    assert sum(t.kept for t in tallies.values()) == 0
+    assert all(s.settings.onset is OnsetRule.WINDOW for s in read_scores(copy, "person"))
+    boundary = {p.point_id: p.boundary_stream_s for p in read_points(run.parent.parent)}
+
+    def onsets(folder: Path) -> list[float]:
+        ends = by_kind(folder, "person", PointKind.TURN_END)
+        return [
+            s.reply.latency_s + boundary[s.point_id]
+            for s in ends
+            if s.reply is not None and s.reply.latency_s is not None
+        ]
+
+    on_grid, refined = onsets(copy), onsets(run)
+    assert len(on_grid) == len(refined) == 2
+    # The paper's onsets lie on the 20 ms window grid of the played track; refined ones need not.
+    assert all(abs(t / 0.02 - round(t / 0.02)) < 0.01 for t in on_grid)
+    assert on_grid != refined
+    assert all(abs(a - b) < 0.02 for a, b in zip(on_grid, refined, strict=True))
 
 
 def test_a_failed_rollout_is_an_outcome_not_a_zero(tmp_path: Path) -> None:

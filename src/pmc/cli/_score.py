@@ -9,7 +9,7 @@ import click
 from rich.table import Table
 
 from pmc.cli._ui import out, progress_bar
-from pmc.gate import GateParams
+from pmc.gate import GateParams, OnsetRule
 from pmc.points import PointKind
 from pmc.scoring import (
     DEFAULT_SCORING_ASR,
@@ -51,9 +51,23 @@ from pmc.scoring import (
     show_default=True,
     help="Processes that transcribe.",
 )
+@click.option(
+    "--onset",
+    type=click.Choice([rule.value for rule in OnsetRule]),
+    default=OnsetRule.ENVELOPE.value,
+    show_default=True,
+    help="Where speech begins: envelope (the first sample of the speech, inside the gate's "
+    "first window or the one before) or window (the start of the first 20 ms window that "
+    "passed the gate, as the paper did). Scores made with the other setting are made again.",
+)
 @click.option("--system", "systems", multiple=True, help="Only this system (repeatable).")
 def score_command(
-    run_dir: Path, asr: str, judge: str | None, workers: int, systems: tuple[str, ...]
+    run_dir: Path,
+    asr: str,
+    judge: str | None,
+    workers: int,
+    onset: str,
+    systems: tuple[str, ...],
 ) -> None:
     """Score every rollout of a run: speech gate, words on the stream clock, every metric.
 
@@ -61,7 +75,7 @@ def score_command(
     with the same settings) and RUN/scores/SYSTEM.jsonl. Rollouts without audio and failed
     rollouts are outcomes of their own, never zeros.
     """
-    settings = ScoreSettings(asr=asr, gate=GateParams(), judge=judge)
+    settings = ScoreSettings(asr=asr, gate=GateParams(), judge=judge, onset=OnsetRule(onset))
     hook = make_judge(judge, run_dir) if judge else None
     with progress_bar("scoring rollouts") as start:
         tallies = run_scoring(run_dir, settings, workers, list(systems) or None, start, hook)

@@ -1,8 +1,9 @@
 """Speech evidence on the played track: gate intervals, the words in them, wordless phonation.
 
 DESIGN "Metrics": a gate interval is word-bearing when a transcribed word overlaps it; above-gate
-audio without words is wordless phonation. Onsets come from the gate, which is exact to its
-20 ms window, not from Whisper's word times, which err by 50 to 250 ms; only where an interval
+audio without words is wordless phonation. Onsets come from the gate (refined from its 20 ms
+window to the speech's first sample, :class:`pmc.gate.OnsetRule`), not from Whisper's word
+times, which err by 50 to 250 ms; only where an interval
 began well before its first word (murmur running into speech) does the word's own start decide.
 """
 

@@ -75,7 +75,7 @@ def score_rollout(
     )
     if not any(o.samples for o in trace.outputs):
         return replace(base, status=ScoreStatus.NO_AUDIO)
-    intervals = speech_intervals(track, settings.gate, SAMPLE_RATE)
+    intervals = speech_intervals(track, settings.gate, SAMPLE_RATE, settings.onset)
     words = transcriber.transcribe(track) if intervals else []
     found = evidence(intervals, words)
     scored = replace(base, evidence=tuple(found), ungated_words=len(ungated(words, found)))

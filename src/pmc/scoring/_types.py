@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from pmc.gate import GateParams
+from pmc.gate import GateParams, OnsetRule
 from pmc.io import schema_version
 from pmc.points import PointKind
 from pmc.scoring._evidence import Evidence
@@ -44,12 +44,15 @@ class ScoreSettings:
         gate: The speech gate's parameters.
         judge: The LLM judge of recall answers (``provider:model``), if any.
         embedding: The sentence-embedding model of reply similarity.
+        onset: Where a speech interval's onset is placed: refined to the first sample of its
+            speech (the default), or on the gate's 20 ms window grid, as the paper did.
     """
 
     asr: str = DEFAULT_SCORING_ASR
     gate: GateParams = field(default_factory=GateParams)
     judge: str | None = None
     embedding: str = EMBEDDING_MODEL
+    onset: OnsetRule = OnsetRule.ENVELOPE
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form."""
@@ -58,16 +61,21 @@ class ScoreSettings:
             "gate": self.gate.to_dict(),
             "judge": self.judge,
             "embedding": self.embedding,
+            "onset": self.onset.value,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ScoreSettings:
-        """Inverse of :meth:`to_dict`; settings without ``embedding`` are older than it."""
+        """Inverse of :meth:`to_dict`; settings without ``embedding`` or ``onset`` predate it.
+
+        Onsets were on the window grid before ``onset`` was recorded.
+        """
         return cls(
             str(data["asr"]),
             GateParams.from_dict(data["gate"]),
             data.get("judge"),
             str(data.get("embedding", _EARLIER_EMBEDDING_MODEL)),
+            OnsetRule(data.get("onset", OnsetRule.WINDOW.value)),
         )
 
     def digest(self) -> str:
