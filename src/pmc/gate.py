@@ -27,9 +27,9 @@ class OnsetRule(StrEnum):
     WINDOW = "window"
     """The start of its first window that passed the gate: the paper's onset, on a 20 ms grid."""
     ENVELOPE = "envelope"
-    """Refined to the first sample where its speech begins: where a short trailing RMS envelope
-    first reaches the gate's open threshold, searched in its first window and the window before
-    (a window holding only the first few ms of speech does not pass the gate itself)."""
+    """Refined to the first sample where its speech begins (:func:`refine_onsets`), searched in
+    its first window and the window before (a window holding only the first few ms of speech
+    does not pass the gate itself)."""
 
 
 ENVELOPE_S = 0.002
@@ -176,17 +176,21 @@ def refine_onsets(
 ) -> _Spans:
     """Move each span's start to the first sample where its speech begins.
 
-    That is the first sample ``p`` at which the RMS of the :data:`ENVELOPE_S` ending at ``p``
-    reaches ``params.open_rms``, searched from the start of the window before the span's first
-    window (never before the previous span's end) to the end of its first window, and after the
-    last stretch before that window where the envelope stayed under the release level for an
-    envelope's length. A first
-    window that passed the gate always holds such a sample when it is a whole number of
-    envelopes long; where none is found the start stays on the window edge.
+    A trailing envelope of :data:`ENVELOPE_S` (its RMS over the samples ending at each sample)
+    is searched from the start of the window before the span's first window (never before the
+    previous span's end) to the end of its first window. Its first crossing of
+    ``params.open_rms`` is where the speech is loud enough to open the gate; the onset is where
+    the envelope last rose above the release level before that crossing, as an open gate holds
+    speech down to that level (a dip under it shorter than the envelope does not end the
+    speech). Energy that fell back under the release level for an envelope's length before the
+    first window (a click, a breath) is not the start. A first window that passed the gate
+    always holds a crossing when it is a whole number of envelopes long; where none is found the
+    start stays on the window edge.
     """
     width = _window_samples(params.window_s, sample_rate)
     length = _window_samples(envelope_s, sample_rate)
-    threshold = params.open_rms**2 * length  # energy over one envelope
+    opening = params.open_rms**2 * length  # energy over one envelope
+    holding = opening * params.release_ratio**2
     out = spans.copy()
     previous_end = 0
     for row, (start, end) in enumerate(spans):
@@ -197,15 +201,14 @@ def refine_onsets(
         head = max(lo - length + 1, 0)
         part = samples[head:hi].astype(np.float64)
         energy = np.concatenate([[0.0], np.cumsum(part * part)])
-        ends = np.arange(lo, hi) - head + 1  # cumulative index just past each candidate p
-        window = energy[ends] - energy[np.maximum(ends - length, 0)]
-        # Speech runs into the gate's window: energy that fell back below the release level for
-        # an envelope's length before the window (a click, a breath) is not its start.
-        quiet = window[: int(start) - lo] < threshold * params.release_ratio**2
-        first = _after_last_run(quiet, length)
-        crossed = np.flatnonzero(window[first:] >= threshold)
+        ends = np.arange(lo, hi) - head + 1  # cumulative index just past each candidate
+        envelope = energy[ends] - energy[np.maximum(ends - length, 0)]
+        quiet = envelope < holding
+        after = _after_last_run(quiet[: int(start) - lo], length)
+        crossed = np.flatnonzero(envelope[after:] >= opening)
         if crossed.size:
-            out[row, 0] = lo + first + int(crossed[0])
+            loud = after + int(crossed[0])
+            out[row, 0] = lo + _after_last_run(quiet[:loud], length)
     return out
 
 
