@@ -1,17 +1,22 @@
 """The reference systems on the demo's points give the values that define them.
 
 The Scoring issue's "done when": the person holds every pause, replies at the scripted gap
-(median within 100 ms), as long as itself (duration ratio median 0.9 to 1.1) and in its own
-words (token F1 median at least 0.8: the transcription ceiling); never-speak and always-speak
-give their defining values; the shuffled person's similarity sits near the floor.
+(within a millisecond of where its reply's speech begins, issue 14), as long as itself (duration
+ratio median 0.9 to 1.1) and in its own words (token F1 median at least 0.8: the transcription
+ceiling); never-speak and always-speak give their defining values; the shuffled person's
+similarity sits near the floor.
 """
 
 from pathlib import Path
 from statistics import median
 
+import numpy as np
 import pytest
+import soundfile
 
-from pmc.points import Point, PointKind, read_points
+from pmc import audio
+from pmc.gate import speech_intervals
+from pmc.points import Point, PointKind, points_dir, read_points
 from pmc.scoring import PauseOutcome, Score, ScoreStatus, read_scores
 
 pytestmark = pytest.mark.slow
@@ -54,12 +59,43 @@ def test_the_person_replies_at_the_scripted_gap_as_long_as_itself_in_its_own_wor
         ratios.append(s.reply.duration_ratio)
         f1s.append(s.reply.token_f1)
     print(
-        f"person: latency - gap median {median(gaps):+.3f} s, duration ratio median "
+        f"person: latency - gap median {median(gaps) * 1000:+.1f} ms, max |.| "
+        f"{max(map(abs, gaps)) * 1000:.1f} ms, duration ratio median "
         f"{median(ratios):.2f}, token F1 median {median(f1s):.2f} over {len(ends)} turn ends"
     )
-    assert abs(median(gaps)) <= 0.1
+    # The labelled gap runs to the reply's first word as the demo's aligner placed it, on the
+    # corpus's 10 ms activity grid; audible speech begins a few ms later (median 3 ms in the
+    # demo's replies), so the labelled gap is met only to that.
+    assert abs(median(gaps)) <= 0.005
     assert 0.9 <= median(ratios) <= 1.1
     assert median(f1s) >= 0.8
+
+
+def test_the_person_is_heard_exactly_where_its_reply_speech_begins(
+    run: Path, points: dict[str, Point], demo_points_workdir: Path
+) -> None:
+    """Placement, playback and onsets to the sample.
+
+    The person replays its reply at its time, so its first speech on the played track is where
+    the reply's audio holds speech, placed at the reply's start on the stream clock and measured
+    by the same gate.
+    """
+    ends = scores(run, "person", PointKind.TURN_END)
+    errors = []
+    for s in ends:
+        point = points[s.point_id]
+        assert point.reply_start_conv_s is not None
+        folder = points_dir(demo_points_workdir) / "audio" / s.point_id
+        reply, rate = soundfile.read(folder / "reply.wav", dtype="float32")
+        assert rate == audio.SAMPLE_RATE
+        at = round((point.reply_start_conv_s - point.stream_start_conv_s) * audio.SAMPLE_RATE)
+        placed = np.concatenate([np.zeros(at, dtype=np.float32), reply])
+        truth = speech_intervals(placed, s.settings.gate, onset=s.settings.onset)[0].start_s
+        heard = [e.start_stream_s for e in s.evidence if e.end_stream_s > at / audio.SAMPLE_RATE]
+        errors.append(heard[0] - truth)
+    print(f"person: first speech minus its reply's, max |.| {max(map(abs, errors)) * 1000:.2f} ms")
+    assert len(errors) == 30
+    assert max(map(abs, errors)) <= 0.001
 
 
 def test_never_speak_says_nothing_anywhere(run: Path) -> None:
