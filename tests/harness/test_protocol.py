@@ -154,6 +154,36 @@ def test_a_hosted_system_gets_an_end_of_input_at_the_turn_end_and_no_more_frames
     assert stop(result)[0] is StopReason.REPLIED
 
 
+def test_a_hosted_system_hears_the_live_audio_up_to_a_boundary_inside_a_frame_and_no_more() -> None:
+    # The cuts are padded to whole 80 ms frames, so the live audio runs past a turn end; the
+    # boundary here falls 13 ms into a 20 ms frame.
+    say = [{"at_s": 3.0, "seconds": 1.0, "text": "sure"}]
+    result, adapter = rollout(PointKind.TURN_END, say, Family.HOSTED, live_s=2.08, boundary_s=2.013)
+    assert adapter.samples_received == round(2.013 * 24_000)
+    last = result.trace.inputs[-1]
+    assert last.index == 100  # 100 whole frames, then the 13 ms up to the boundary
+    assert (last.scheduled_ns - result.trace.t0_ns) / NS_PER_S == pytest.approx(2.013, abs=1e-9)
+    assert adapter.commits == [last.sent_ns]
+    assert result.trace.protocol["end_of_input_stream_s"] == pytest.approx(2.013, abs=1e-9)
+    assert result.trace.protocol["live_s"] == pytest.approx(2.013, abs=1e-9)
+    # Everyone else hears the whole cut, padding included, then silence.
+    local, other = rollout(PointKind.TURN_END, say, live_s=2.08, boundary_s=2.013)
+    assert other.commits == []
+    assert local.trace.protocol["live_s"] == pytest.approx(2.08)
+
+
+def test_silence_still_queued_for_playback_counts_as_silence() -> None:
+    # A full-duplex system sends audio for every frame it hears, silent or not, so its queue
+    # always reaches past the present; its reply has still ended.
+    say = [
+        {"at_s": 2.5, "seconds": 1.0, "text": "that sounds lovely"},
+        {"at_s": 3.51, "seconds": 40.0, "text": "", "rms": 0.0},  # off the frame grid
+    ]
+    reason, at = stop(rollout(PointKind.TURN_END, say)[0])
+    assert reason is StopReason.REPLIED
+    assert at == pytest.approx(2.5 + 1.0 + 2.0, abs=2 * FRAME_S)
+
+
 def test_a_hosted_system_at_a_pause_keeps_its_endpointer_and_hears_the_drain() -> None:
     _, adapter = rollout(PointKind.PAUSE, [], family=Family.HOSTED, boundary_s=1.0)
     assert adapter.commits == []

@@ -66,8 +66,12 @@ class SpeechMonitor:
             self.last_speech_end = max(at, self.first_speech or at)
 
     def silent_for(self, now_ns: int) -> float | None:
-        """Seconds since the last loud sample finished playing; None if never loud or playing."""
+        """Seconds since the last loud sample finished playing; None if never loud or still loud.
+
+        Quiet audio still queued counts as silence: a full-duplex system sends a frame for
+        every frame it hears, silent or not, so its queue always reaches past the present.
+        """
         now = self.sample_at(now_ns)
-        if self.last_speech_end is None or self.played_until > now:
+        if self.last_speech_end is None or self.last_speech_end > now:
             return None
-        return max(0, now - self.last_speech_end) / self.rate
+        return (now - self.last_speech_end) / self.rate

@@ -19,7 +19,7 @@ from pmc.audio import FloatArray
 from pmc.clock import NS_PER_S, Clock, VirtualClock
 from pmc.harness._monitor import SpeechMonitor
 from pmc.harness._playback import Played
-from pmc.harness._protocol import ProtocolParams, Schedule, Send
+from pmc.harness._protocol import ProtocolParams, Schedule, Send, hosted_commit
 from pmc.harness._streamer import Tick, frame_ns, stream_until
 from pmc.harness._trace import RolloutTrace, TraceRecorder
 from pmc.points import Point
@@ -71,8 +71,15 @@ class RolloutResult:
     raw: FloatArray
 
 
-def _frames(live: FloatArray, size: int) -> list[FloatArray]:
-    """The live audio in frames, the last one padded with silence."""
+def _frames(live: FloatArray, size: int, end: int | None = None) -> list[FloatArray]:
+    """The live audio in frames, the last one padded with silence.
+
+    With ``end``, the audio up to sample ``end`` only, the last frame shorter where ``end`` falls
+    inside one.
+    """
+    if end is not None:
+        cut = live[:end]
+        return [cut[i : i + size] for i in range(0, len(cut), size)]
     padded = np.concatenate([live, np.zeros(-len(live) % size, dtype=np.float32)])
     return [padded[i : i + size] for i in range(0, len(padded), size)]
 
@@ -101,13 +108,23 @@ async def run_rollout(
     monitor = SpeechMonitor(t0, card.sample_rate)
     receiver = asyncio.get_running_loop().create_task(_receive(adapter, recorder, monitor))
     length = frame_ns(card.frame_samples, card.sample_rate)
-    live = _frames(job.live, card.frame_samples)
-    silence = np.zeros(card.frame_samples, dtype=np.float32)
     point = job.point
+    commit = hosted_commit(point.kind, card.family)
+    # A system told where input ends hears the live audio up to the boundary and no further (the
+    # cuts are padded to whole 80 ms frames, and a boundary may fall inside a frame).
+    end = round(point.boundary_stream_s * card.sample_rate) if commit else None
+    live = _frames(job.live, card.frame_samples, end)
+    live_samples = sum(len(frame) for frame in live)
+    silence = np.zeros(card.frame_samples, dtype=np.float32)
     schedule = Schedule(
         point.kind, card.family, len(live), length, point.boundary_stream_s, monitor, params
     )
     committed_ns: int | None = None
+
+    def due_ns(i: int) -> int:
+        if end is not None and i == len(live) - 1:
+            return live_samples * NS_PER_S // card.sample_rate  # the boundary
+        return (i + 1) * length
 
     async def next_frame(i: int) -> FloatArray | Tick:
         if receiver.done():
@@ -129,7 +146,7 @@ async def run_rollout(
             await adapter.end_of_input()
 
     try:
-        timings, stop_ns = await stream_until(clock, length, t0, next_frame, send)
+        timings, stop_ns = await stream_until(clock, length, t0, next_frame, send, due_ns)
     except OSError as exc:
         raise TransportError(f"connection lost: {exc}") from exc
     finally:
@@ -145,7 +162,7 @@ async def run_rollout(
         "adapter_version": adapter.VERSION,
         "clock": "virtual" if isinstance(clock, VirtualClock) else "real",
         "seed": job.seed,
-        "live_s": len(live) * length / NS_PER_S,
+        "live_s": live_samples / card.sample_rate,
         "boundary_stream_s": point.boundary_stream_s,
         "boundary_end_stream_s": point.boundary_end_stream_s,
         "stop_reason": schedule.stop_reason.value if schedule.stop_reason else None,

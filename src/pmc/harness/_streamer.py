@@ -51,17 +51,20 @@ async def stream_until(
     t0_ns: int,
     next_frame: Callable[[int], Awaitable[F | Tick]],
     send: Callable[[int, F], Awaitable[None]],
+    due_ns: Callable[[int], int] | None = None,
 ) -> tuple[list[FrameTiming], int]:
     """Stream frames from ``t0_ns`` until ``next_frame`` says stop; frame i at t0 + (i+1) x frame.
 
     ``next_frame(i)`` is awaited at deadline i, so it can look at what has happened so far (the
-    protocol's stop rules) and act on it (a hosted system's end of input). Returns the timings
-    of the frames sent and the deadline at which the stream stopped.
+    protocol's stop rules) and act on it (a hosted system's end of input). ``due_ns(i)``, when
+    given, moves deadline i to ``t0 + due_ns(i)`` (a last frame shorter than the others is due
+    when its last sample has been spoken). Returns the timings of the frames sent and the
+    deadline at which the stream stopped.
     """
     timings: list[FrameTiming] = []
     i = 0
     while True:
-        deadline = t0_ns + (i + 1) * frame_length_ns
+        deadline = t0_ns + (due_ns(i) if due_ns else (i + 1) * frame_length_ns)
         await clock.sleep_until(deadline)
         frame = await next_frame(i)
         if frame is Tick.STOP:
