@@ -4,11 +4,17 @@ For tests of the protocol and the run stage. A card with ``adapter = "scripted"`
 ``params.say``: a list of ``{"at_s", "seconds", "text", "rms"}`` (a tone of that length and
 loudness starting at that stream time, with its text). ``params.stall_ms`` makes it block
 the whole process for that long on its 50th frame, as a badly behaved in-process model would.
+
+A card with ``adapter = "held"`` says nothing and does not connect until the file
+``params.release`` exists: a run that cannot finish until a test lets it (the kill-and-resume
+test kills such a run mid-way on any machine, however fast).
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -41,6 +47,7 @@ class ScriptedSystem(LocalAdapter):
         super().__init__(card, clock)
         self.commits: list[int] = []
         self.frames_received = 0
+        self.samples_received = 0
 
     async def connect(self) -> None:
         """Refuse if told to."""
@@ -59,6 +66,7 @@ class ScriptedSystem(LocalAdapter):
     async def on_frame(self, samples: FloatArray) -> None:
         """Count frames; drop the session if told to."""
         self.frames_received += 1
+        self.samples_received += len(samples)
         stall_ms = self.card.params.get("stall_ms")
         if stall_ms and self.frames_received == 50:
             time.sleep(float(stall_ms) / 1000)  # noqa: ASYNC251 - blocks the loop on purpose
@@ -68,3 +76,29 @@ class ScriptedSystem(LocalAdapter):
     async def end_of_input(self) -> None:
         """Note when input was ended."""
         self.commits.append(self.clock.now_ns())
+
+
+@register_adapter("held")
+class HeldSystem(LocalAdapter):
+    """Listens and says nothing, like never-speak, but connects only once a file exists.
+
+    ``params.release`` names the file. While it is missing, :meth:`connect` polls for it without
+    blocking the event loop and, if ``params.waiting`` names a file, creates that file first, so a
+    test can see that the run has reached a held rollout. The harness allows connecting
+    ``params.preload_timeout_s``; a card for this adapter sets it far beyond any test, so that
+    waiting is never a failed connection. On a virtual clock waiting leaves no mark: its time
+    stands still until the stream starts, so a held rollout records exactly what an unheld one
+    does.
+    """
+
+    POLL_S = 0.01
+    """How often the release file is looked for: 10 ms, short next to a rollout."""
+
+    async def connect(self) -> None:
+        """Wait until the release file exists."""
+        release = Path(str(self.card.params["release"]))
+        waiting = self.card.params.get("waiting")
+        if waiting is not None and not await asyncio.to_thread(release.exists):
+            await asyncio.to_thread(Path(str(waiting)).touch)
+        while not await asyncio.to_thread(release.exists):  # noqa: ASYNC110 - no file event
+            await asyncio.sleep(self.POLL_S)
