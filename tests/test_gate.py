@@ -199,16 +199,29 @@ def test_rejects_multichannel_audio() -> None:
         speech_intervals(np.zeros((100, 2), dtype=np.float32))
 
 
-def test_ten_minutes_gate_in_well_under_a_second() -> None:
-    seconds = 600.0
+def _ten_minutes() -> Audio:
     bursts = [(float(s), float(s) + 1.0, 0.1) for s in range(0, 600, 3)]
-    audio = _track(seconds, bursts, noise_rms=0.001)
-    started = time.perf_counter()
+    return _track(600.0, bursts, noise_rms=0.001)
+
+
+def test_ten_minutes_gate_whole() -> None:
+    audio = _ten_minutes()
     intervals = speech_intervals(audio)
-    elapsed = time.perf_counter() - started
     assert len(intervals) == 200
     assert intervals[1].start_s == pytest.approx(3.0)
-    assert elapsed < 0.5
+    refined = speech_intervals(audio, onset=OnsetRule.ENVELOPE)
+    assert [i.end_s for i in refined] == [i.end_s for i in intervals]
+    assert refined[1].start_s == pytest.approx(3.0, abs=3e-4)
+
+
+@pytest.mark.benchmark
+def test_ten_minutes_gate_in_well_under_a_second() -> None:
+    """A speed target (0.11-0.14 s seen on two busy cores), so a benchmark, not a suite test."""
+    audio = _ten_minutes()
+    for onset in OnsetRule:
+        started = time.perf_counter()
+        speech_intervals(audio, onset=onset)
+        assert time.perf_counter() - started < 0.5, onset
 
 
 def _loop_gate(rms: list[float], width: int, n: int, params: GateParams) -> list[tuple[int, int]]:

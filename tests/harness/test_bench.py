@@ -1,7 +1,8 @@
 """The harness bench over real loopback websockets, and the PCM websocket adapter's transport.
 
 Speed targets are reported by ``pmc bench harness``, never asserted here; the one timing bound
-(15 ms of latency error on 4 rollouts) is generous enough for a loaded test machine.
+(15 ms of latency error on 4 rollouts) widens by the lateness the harness and the fake measured
+of themselves, so a loaded machine does not fail it.
 """
 
 import asyncio
@@ -49,8 +50,9 @@ def test_bench_runs_concurrent_rollouts_and_measures_the_known_latency() -> None
     assert all(math.isfinite(x) and x >= 0 for x in lateness)
     assert lateness == tuple(sorted(lateness))
     # Every rollout measured within 15 ms of the known 500 ms, beyond what the fake itself
-    # reports of its own lateness in sending (on a loaded machine its process is starved too).
-    assert row.error_max_ms <= 15.0 + row.reply_late_max_ms
+    # reports of its own lateness in sending and the harness of its own in streaming (on a
+    # loaded machine both are starved: a late end of speech makes the reply late by as much).
+    assert row.error_max_ms <= 15.0 + row.reply_late_max_ms + row.lateness_max_ms
     assert row.error_mean_ms > -0.1  # nothing in the harness can make a reply early
     data = json.loads(json.dumps(row.to_dict(), allow_nan=False))
     assert data["concurrency"] == 4 and data["latency_ms"] == 500.0

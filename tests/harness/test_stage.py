@@ -12,6 +12,7 @@ from pmc.harness import (
     RUN_FILE,
     TRACE_FILE,
     ClockKind,
+    RolloutTrace,
     RunSettings,
     StopReason,
     read_rollout,
@@ -168,6 +169,26 @@ def test_remote_systems_refuse_the_virtual_clock(workdir: Path) -> None:
         run_rollouts(workdir, [hosted], RunSettings("v", clock=ClockKind.VIRTUAL))
 
 
+STEP_S = 0.02
+"""Frames, the speech monitor's windows and :func:`first_loud_s`'s windows are all 20 ms."""
+HELD_S = 0.02
+"""A process held off the processor for less than a 20 ms frame may miss every frame deadline
+and leave no trace in the input lateness; a longer hold makes a frame late by all but this."""
+
+
+def slack_s(trace: RolloutTrace) -> float:
+    """How much later than its virtual twin a real-clock rollout may rightly stamp its output.
+
+    A process held off the processor stamps what its system says late by as long as it was
+    held: at most its measured input lateness plus :data:`HELD_S`. A cascade whose computation
+    outran its set reply latency also replies late by the overrun it signals.
+    """
+    overrun_ms = max(
+        (float(o.detail.get("reply_late_ms", 0.0)) for o in trace.outputs), default=0.0
+    )
+    return HELD_S + (trace.audit.lateness_max_ms + overrun_ms) / 1000
+
+
 @pytest.mark.slow
 def test_real_and_virtual_clocks_give_the_same_outcomes(workdir: Path, points: list[Point]) -> None:
     names = ("never-speak", "always-speak", "person", "shuffled-person", "endpointer-300")
@@ -175,22 +196,22 @@ def test_real_and_virtual_clocks_give_the_same_outcomes(workdir: Path, points: l
     tallies = run_rollouts(workdir, cards(*names), RunSettings("real", clock=ClockKind.REAL))
     assert sum(t.done for t in tallies.values()) == len(names) * len(points)
     virtual, real = runs_dir(workdir) / "virtual", runs_dir(workdir) / "real"
-    # A real-clock rollout whose input ran late is marked so (the audit's job) and may rightly
-    # differ; on a machine this loaded the comparison would no longer mean anything.
-    on_time = [
-        (system, p)
-        for system in names
-        for p in points
-        if not read_rollout(rollout_dir(real, system, p.point_id, 0))[0].audit.late
-    ]
-    assert sum(t.late for t in tallies.values()) == len(names) * len(points) - len(on_time)
-    assert len(on_time) >= len(names) * len(points) / 2, "too loaded to compare the clocks"
-    for system, p in on_time:
-        v_reason, v_stop, v_onset = outcome(virtual, system, p)
-        r_reason, r_stop, r_onset = outcome(real, system, p)
-        where = f"{system} at {p.point_id}"
-        assert r_reason is v_reason, where
-        assert r_stop == pytest.approx(v_stop, abs=0.06), where
-        assert (r_onset is None) == (v_onset is None), where
-        if v_onset is not None and r_onset is not None:
-            assert r_onset == pytest.approx(v_onset, abs=0.03), where
+    # Every rollout is compared, a late one (marked so in its trace and tallied) within bounds
+    # widened by what it measured of its own lateness, so a loaded machine cannot fail this.
+    late = 0
+    for system in names:
+        for p in points:
+            trace = read_rollout(rollout_dir(real, system, p.point_id, 0))[0]
+            late += trace.audit.late
+            slack = slack_s(trace)
+            v_reason, v_stop, v_onset = outcome(virtual, system, p)
+            r_reason, r_stop, r_onset = outcome(real, system, p)
+            where = f"{system} at {p.point_id} (slack {slack:.3f} s)"
+            assert r_reason is v_reason, where
+            # A shift by the slack moves an onset by up to one more of first_loud_s's windows,
+            # and a stop by up to one more of the monitor's windows and one more frame deadline.
+            assert r_stop == pytest.approx(v_stop, abs=slack + 2 * STEP_S), where
+            assert (r_onset is None) == (v_onset is None), where
+            if v_onset is not None and r_onset is not None:
+                assert r_onset == pytest.approx(v_onset, abs=slack + STEP_S), where
+    assert sum(t.late for t in tallies.values()) == late

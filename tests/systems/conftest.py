@@ -28,6 +28,10 @@ HOSTED = {
 KEY = "pmc-test-key-Zq7Xv93LkQ"
 """The key every hosted card gets in tests: recognisable wherever it might leak."""
 
+ON_TIME_S = 0.02
+"""What the fake sent reaches the client's receipt stamp within this (the issue's tolerance;
+on an idle machine it is a few milliseconds), plus :func:`held_off_s`."""
+
 
 def card_at(name: str, url: str, folder: Path, as_name: str = "", **params: Any) -> Path:
     """A copy of bundled card ``name`` whose endpoint is ``url``, with extra ``[params]``.
@@ -143,3 +147,12 @@ def hosted_run(
     done = {name: (t.done, t.failed) for name, t in tallies.items()}
     assert done == {name: (4, 0) for name in HOSTED}, {n: t.causes for n, t in tallies.items()}
     yield runs_dir(hosted_points) / HOSTED_RUN, fakes
+
+
+def held_off_s(trace: dict[str, Any]) -> float:
+    """How late the harness may have stamped what it received: its own measured lateness.
+
+    A process held off the processor stamps late by as long as it was held; a hold longer than
+    a 20 ms frame shows in the input lateness, a shorter one stays within :data:`ON_TIME_S`.
+    """
+    return float(trace["audit"]["lateness_max_ms"]) / 1000
