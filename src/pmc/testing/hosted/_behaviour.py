@@ -1,11 +1,12 @@
 """How a fake hosted server behaves, and what it records about what it did.
 
 The behaviour is one frozen dataclass shared by the three dialects: the answer's latency, text
-and delta sizes, barge-in, and the faults (an error event, a malformed message, an unknown
-event, an abrupt close, a stall, a slow handshake, a session never acknowledged). The records
-say, on the stream clock of each session (sample ``k`` received is at ``k / rate`` s), when the
-fake's endpointer heard speech start and stop and when each answer started and stopped, so that
-tests can compare what the harness measured with what the fake did.
+and delta sizes, the seeded jitter of its start and of its lead-in of silence, barge-in, and the
+faults (an error event, a malformed message, an unknown event, an abrupt close, a stall, a slow
+handshake, a session never acknowledged). The records say, on the stream clock of each session
+(sample ``k`` received is at ``k / rate`` s), when the fake's endpointer heard speech start and
+stop, when each answer started and stopped and where its speech began, so that tests can
+compare what the harness measured with what the fake did.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ SPEEDUP = 4.0
 """Answers are sent this many times faster than real time (hosted APIs send ahead of playback)."""
 COMMIT_DELAY_MS = 150.0
 """xAI processes a commit asynchronously: ``committed`` comes this much later (paper App. C)."""
+LEAD_IN_RATE = 24_000
+"""Lead-ins are whole samples of the 24 kHz output (every dialect's answer rate)."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,12 @@ class FakeBehaviour:
         reply_text: What the answer says (spoken by the bundled voice).
         delta_bytes: Sizes of the audio deltas, cycled.
         speedup: How much faster than real time deltas are sent.
+        jitter_ms: Each answer starts later by a draw from ``[0, jitter_ms)``, so that its start
+            falls anywhere inside an input frame rather than on the endpointer's 20 ms grid.
+        lead_in_ms: Each answer's audio opens with a draw from ``[0, lead_in_ms]`` of digital
+            silence (whole samples) before its speech, which then begins sharply.
+        seed: Seeds those draws; each session draws from its own generator (seed and session
+            id), so a session's answers are reproducible whatever the order sessions open in.
         barge_in: Whether speech starting over an answer stops it (the API's default).
         commit_delay_ms: xAI only: the delay before ``input_audio_buffer.committed``.
         error_after: Send an error event after this many client messages.
@@ -60,6 +69,9 @@ class FakeBehaviour:
     reply_text: str = REPLY_TEXT
     delta_bytes: tuple[int, ...] = DELTA_BYTES
     speedup: float = SPEEDUP
+    jitter_ms: float = 0.0
+    lead_in_ms: float = 0.0
+    seed: int = 0
     barge_in: bool = True
     commit_delay_ms: float = COMMIT_DELAY_MS
     error_after: int | None = None
@@ -91,6 +103,8 @@ class FakeBehaviour:
     def __post_init__(self) -> None:
         if self.latency_ms < 0 or self.speedup <= 0 or not self.delta_bytes:
             raise ValueError("latency_ms >= 0, speedup > 0 and some delta_bytes are needed")
+        if self.jitter_ms < 0 or self.lead_in_ms < 0:
+            raise ValueError("jitter_ms and lead_in_ms must be >= 0")
         if any(size <= 0 for size in self.delta_bytes):
             raise ValueError("delta sizes must be positive")
 
@@ -104,13 +118,16 @@ class AnswerRecord:
             after a commit) or ``activity_end``.
         turn_end_s: The end of the turn it answers (end of speech, or the commit).
         requested_s: When it was asked for (the VAD decision or the request's arrival).
-        target_s: When it was due to start: ``max(turn_end_s + latency, requested_s)``.
-        onset_s: When its first delta was sent.
-        audio_s: Its length.
+        target_s: When it was due to start: ``max(turn_end_s + latency, requested_s)`` plus
+            ``jitter_s``.
+        onset_s: When its first audio delta was sent (the first sample of its audio).
+        audio_s: Its length, lead-in included.
         stopped_s: Where the client stops playing it, for a barge-in: the instant the fake told
             the client that speech had started over it; None when it played out.
         cancelled: The fake stopped sending it (a barge-in while it was still being sent).
         text_only: It carried text and no audio (xAI's answer to a premature request).
+        jitter_s: The drawn delay of its start (:attr:`FakeBehaviour.jitter_ms`).
+        lead_in_s: The drawn digital silence before its speech (:attr:`FakeBehaviour.lead_in_ms`).
     """
 
     trigger: str
@@ -122,6 +139,20 @@ class AnswerRecord:
     stopped_s: float | None = None
     cancelled: bool = False
     text_only: bool = False
+    jitter_s: float = 0.0
+    lead_in_s: float = 0.0
+
+    @property
+    def speech_s(self) -> float | None:
+        """Where its speech begins on the stream clock: the truth an onset is measured against.
+
+        Its first audio sample plays when its first delta arrives (the client's stream clock
+        and the fake's agree, module :mod:`pmc.testing.hosted._server`), and the speech follows
+        the lead-in. None for an answer never sent, or sent without audio.
+        """
+        if self.onset_s is None or self.text_only:
+            return None
+        return round(self.onset_s + self.lead_in_s, 6)
 
     @property
     def heard(self) -> tuple[float, float] | None:
@@ -149,6 +180,9 @@ class SessionRecord:
         answers: The answers given.
         history_turns: Text turns received as history.
         audio_s: Live audio received.
+        origin_ns: The stream clock's origin on the fake's monotonic clock (module
+            :mod:`pmc.testing.hosted._server`); on one machine the harness's clock is the same
+            monotonic clock, so this is comparable with a trace's ``t0_ns``.
         messages: Every client message as received (JSON text), for conformance checks; None
             unless the server was asked to keep them.
     """
@@ -163,4 +197,5 @@ class SessionRecord:
     answers: list[AnswerRecord] = field(default_factory=list)
     history_turns: int = 0
     audio_s: float = 0.0
+    origin_ns: int | None = None
     messages: list[str] | None = None

@@ -11,7 +11,11 @@ last sample is ``k`` arriving at ``a`` says the stream began no later than ``a -
 earliest such origin over the frames received is the stream's origin on the fake's own clock
 (a frame sent late only makes its own estimate later). An answer due at stream time ``t`` is sent
 at ``origin + t``, so a late input frame does not delay it, as it would not delay a real server
-whose clock keeps running.
+whose clock keeps running. The origin is later than the client's by the least delay any frame
+took to arrive (loopback and parsing, well under a millisecond on an idle machine), and an
+answer reaches the client that much plus its own delay after the fake sent it: so where the
+client plays an answer's first sample on its stream clock is where the fake recorded sending it
+(:attr:`AnswerRecord.onset_s`), within about a millisecond.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import contextlib
 import itertools
 import json
 import logging
+import random
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -39,7 +44,12 @@ from websockets.http11 import Request, Response
 
 from pmc.audio import FloatArray
 from pmc.clock import NS_PER_S
-from pmc.testing.hosted._behaviour import AnswerRecord, FakeBehaviour, SessionRecord
+from pmc.testing.hosted._behaviour import (
+    LEAD_IN_RATE,
+    AnswerRecord,
+    FakeBehaviour,
+    SessionRecord,
+)
 from pmc.testing.hosted._endpointer import Change, EnergyEndpointer, VadEvent
 from pmc.testing.hosted._voice import answer_audio, b64, pcm_deltas
 
@@ -114,6 +124,8 @@ class FakeSession(ABC):
         self._awake = asyncio.Event()
         self._awake.set()
         self._answer_ids = itertools.count(1)
+        self._draws = random.Random(f"{behaviour.seed}:{record.session_id}")
+        """Each answer's jitter and lead-in (a string seed hashes the same in every process)."""
 
     # -- the dialect ------------------------------------------------------------------------
 
@@ -200,6 +212,7 @@ class FakeSession(ABC):
         self.samples += len(samples)
         origin = arrival - self.samples * NS_PER_S // self.rate
         self.origin_ns = origin if self.origin_ns is None else min(self.origin_ns, origin)
+        self.record.origin_ns = self.origin_ns
         self.record.audio_s = self.samples / self.rate
         if self.endpointer is None and self._vad is not None:
             self.endpointer = EnergyEndpointer(self.rate, *self._vad)
@@ -229,16 +242,25 @@ class FakeSession(ABC):
     def request_answer(
         self, trigger: str, turn_end_s: float, requested_s: float, text_only: bool = False
     ) -> None:
-        """Schedule an answer ``latency_ms`` after the turn's end (never before the request)."""
+        """Schedule an answer ``latency_ms`` after the turn's end (never before the request).
+
+        The behaviour's jitter delays it further, and its lead-in opens it with silence.
+        """
         if self._sending is not None and not self._sending.cancelled:
             return  # one answer at a time
-        target = max(turn_end_s + self.behaviour.latency_ms / 1000, requested_s)
+        behaviour = self.behaviour
+        jitter = self._draws.uniform(0, behaviour.jitter_ms / 1000) if behaviour.jitter_ms else 0.0
+        most = round(behaviour.lead_in_ms * LEAD_IN_RATE / 1000)
+        lead_in = self._draws.randint(0, most) / LEAD_IN_RATE if most else 0.0
+        target = max(turn_end_s + behaviour.latency_ms / 1000, requested_s) + jitter
         answer = AnswerRecord(
             trigger,
             round(turn_end_s, 6),
             round(requested_s, 6),
             round(target, 6),
             text_only=text_only,
+            jitter_s=round(jitter, 6),
+            lead_in_s=lead_in,
         )
         self.answer = answer
         self.record.answers.append(answer)
@@ -248,24 +270,27 @@ class FakeSession(ABC):
     async def _stream(self, answer: AnswerRecord) -> None:
         """Send the answer from its due time on, faster than real time, unless cancelled."""
         try:
-            await _sleep_until(self._wall_ns(answer.target_s))
+            await sleep_until(self._wall_ns(answer.target_s))
             if answer.cancelled:
                 return
             answer_id = f"{self.record.session_id}_answer_{next(self._answer_ids)}"
             audio = answer_audio(self.behaviour.reply_text)
+            lead_in = round(answer.lead_in_s * OUTPUT_RATE)
+            if lead_in:
+                audio = np.concatenate([np.zeros(lead_in, dtype=np.float32), audio])
             deltas = pcm_deltas(audio, self.behaviour.delta_bytes)
             words = self.behaviour.reply_text.split()
-            await self._awake.wait()
-            start_ns = time.monotonic_ns()
-            answer.onset_s = round(self.stream_s(start_ns), 6)
             answer.audio_s = 0.0 if answer.text_only else len(audio) / OUTPUT_RATE
             await self.send_answer_start(answer, answer_id)
+            await self._awake.wait()
+            start_ns = time.monotonic_ns()  # the first audio delta goes out now
+            answer.onset_s = round(self.stream_s(start_ns), 6)
             sent_bytes = 0
             for i, delta in enumerate(deltas):
                 if _cancelled(answer):  # a barge-in while it was being sent
                     break
                 due = start_ns + round(sent_bytes / 2 / OUTPUT_RATE / self.behaviour.speedup * 1e9)
-                await _sleep_until(due)
+                await sleep_until(due)
                 piece = words[i * len(words) // len(deltas) : (i + 1) * len(words) // len(deltas)]
                 text = "".join(f"{w} " for w in piece)
                 await self.send_answer_piece(
@@ -345,7 +370,7 @@ def _cancelled(answer: AnswerRecord) -> bool:
     return answer.cancelled
 
 
-async def _sleep_until(deadline_ns: int) -> None:
+async def sleep_until(deadline_ns: int) -> None:
     """Sleep to a monotonic deadline, spinning its last half millisecond for precision."""
     while True:
         left = deadline_ns - time.monotonic_ns()
