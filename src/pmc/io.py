@@ -12,16 +12,19 @@ from pathlib import Path
 from typing import IO, Any
 
 FILE_MODE = 0o644
+TEMP_SUFFIX = ".tmp"
+"""What :func:`atomic_open`'s temporary files end with (they start with a dot and the name)."""
 
 
 @contextmanager
 def atomic_open(path: Path, mode: str = "w") -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path``; rename it over ``path`` only if the block succeeds.
 
-    A killed process leaves either the old file or the new one, never half of one.
+    A killed process leaves either the old file or the new one, never half of one (and
+    perhaps the temporary file, which :func:`remove_temporaries` clears).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
     os.fchmod(fd, FILE_MODE)  # mkstemp makes files private; outputs are meant to be shared
     try:
         encoding = None if "b" in mode else "utf-8"
@@ -33,6 +36,22 @@ def atomic_open(path: Path, mode: str = "w") -> Iterator[IO[Any]]:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def remove_temporaries(folder: Path, recursive: bool = True) -> int:
+    """Delete the temporary files a killed :func:`atomic_open` left in ``folder``; how many.
+
+    A stage calls it when it starts, on the folders only it writes: a temporary file of a
+    process still writing there would go too.
+    """
+    pattern = f".*{TEMP_SUFFIX}"
+    found = folder.rglob(pattern) if recursive else folder.glob(pattern)
+    removed = 0
+    for tmp in found:
+        if tmp.is_file():
+            tmp.unlink(missing_ok=True)
+            removed += 1
+    return removed
 
 
 def dumps(data: Any) -> str:

@@ -1,6 +1,7 @@
 """The rollouts stage: reference systems on real point files, resume, failures, determinism."""
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -215,3 +216,86 @@ def test_real_and_virtual_clocks_give_the_same_outcomes(workdir: Path, points: l
             if v_onset is not None and r_onset is not None:
                 assert r_onset == pytest.approx(v_onset, abs=slack + STEP_S), where
     assert sum(t.late for t in tallies.values()) == late
+
+
+def rollout_files(run: Path) -> dict[str, bytes]:
+    """Every file under a run's rollouts, by its path there."""
+    base = run / "rollouts"
+    return {str(p.relative_to(base)): p.read_bytes() for p in base.rglob("*") if p.is_file()}
+
+
+def temporaries(run: Path) -> list[Path]:
+    """Temporary files anywhere in a run (``atomic_open`` names them ``.<name>.<random>.tmp``)."""
+    return sorted(run.rglob(".*.tmp"))
+
+
+def test_a_rollout_a_crash_left_half_written_is_redone_and_its_temporaries_removed(
+    workdir: Path, points: list[Point]
+) -> None:
+    clean = runs_dir(workdir) / "crash-clean"
+    run_rollouts(workdir, cards("person"), RunSettings("crash-clean"))
+    expected = rollout_files(clean)
+    run_rollouts(workdir, cards("person"), RunSettings("crashed"))
+    run = runs_dir(workdir) / "crashed"
+    # As a kill leaves them: one rollout killed while writing its trace (played.flac and
+    # output.wav written, trace.json half written under its temporary name); one killed while
+    # writing its first file; and run.json's temporary from a kill while it was being written.
+    mid_trace = rollout_dir(run, "person", points[0].point_id, 0)
+    trace = (mid_trace / TRACE_FILE).read_bytes()
+    (mid_trace / TRACE_FILE).unlink()
+    (mid_trace / f".{TRACE_FILE}.k1ll3d.tmp").write_bytes(trace[: len(trace) // 2])
+    first_file = rollout_dir(run, "person", points[1].point_id, 0)
+    played = (first_file / "played.flac").read_bytes()
+    for name in (TRACE_FILE, "played.flac", "output.wav"):
+        (first_file / name).unlink()
+    (first_file / ".played.flac.k1ll3d.tmp").write_bytes(played[:1000])
+    (run / f".{RUN_FILE}.k1ll3d.tmp").write_text('{"schema_ver', encoding="utf-8")
+
+    tallies = run_rollouts(workdir, cards("person"), RunSettings("crashed"))
+    assert (tallies["person"].done, tallies["person"].kept) == (2, 2)
+    assert temporaries(run) == []
+    assert rollout_files(run) == expected
+
+
+class Crash(Exception):
+    """Stands for the process dying: nothing in the harness catches it."""
+
+
+@pytest.mark.parametrize("fatal", [1, 2, 3, 5])
+def test_a_crash_between_a_rollouts_files_never_leaves_it_looking_done(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, fatal: int
+) -> None:
+    clean = runs_dir(workdir) / "crash-clean"
+    run_rollouts(workdir, cards("person"), RunSettings("crash-clean"))
+    expected = rollout_files(clean)
+    real_atomic_open = io.atomic_open
+    opened: list[Path] = []
+
+    def dying_atomic_open(path: Path, mode: str = "w") -> Any:
+        if "rollouts" in path.parts:
+            opened.append(path)
+            if len(opened) == fatal:  # the fatal-th file of the run is never written
+                raise Crash(path.name)
+        return real_atomic_open(path, mode)
+
+    run_id = f"crash-at-{fatal}"
+    run = runs_dir(workdir) / run_id
+    with monkeypatch.context() as patch:
+        patch.setattr(io, "atomic_open", dying_atomic_open)
+        with pytest.raises(Crash):
+            run_rollouts(workdir, cards("person"), RunSettings(run_id))
+    # Three files a rollout, trace.json last: no rollout looks done unless it is.
+    folders = {p.parent for p in opened}
+    for folder in folders:
+        if (folder / TRACE_FILE).exists():
+            assert sorted(p.name for p in folder.iterdir()) == [
+                "output.wav",
+                "played.flac",
+                TRACE_FILE,
+            ]
+    done = sum((folder / TRACE_FILE).exists() for folder in folders)
+    assert done == (fatal - 1) // 3
+    tallies = run_rollouts(workdir, cards("person"), RunSettings(run_id))
+    assert (tallies["person"].kept, tallies["person"].done) == (done, 4 - done)
+    assert temporaries(run) == []
+    assert rollout_files(run) == expected

@@ -12,7 +12,15 @@ import pytest
 from pmc.gate import OnsetRule
 from pmc.harness import RunSettings, run_rollouts, runs_dir
 from pmc.points import PointKind, read_points
-from pmc.scoring import PauseOutcome, Score, ScoreSettings, ScoreStatus, read_scores, run_scoring
+from pmc.scoring import (
+    SCORES_DIR,
+    PauseOutcome,
+    Score,
+    ScoreSettings,
+    ScoreStatus,
+    read_scores,
+    run_scoring,
+)
 from pmc.systems import Family, SystemCard, find_card
 from pmc.testing.points import write_points
 from pmc.testing.systems import ScriptedSystem
@@ -139,3 +147,33 @@ def test_a_failed_rollout_is_an_outcome_not_a_zero(tmp_path: Path) -> None:
     failed = next(s for s in read_scores(path, "flaky") if s.status is ScoreStatus.TRANSPORT_ERROR)
     assert "connection refused" in failed.error
     assert failed.pause is None and failed.reply is None and failed.recall is None
+
+
+def score_files(scores: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(scores)): p.read_bytes() for p in scores.rglob("*") if p.is_file()}
+
+
+def test_a_score_a_crash_left_half_written_is_made_again_and_its_temporaries_removed(
+    run: Path, tmp_path: Path
+) -> None:
+    expected = score_files(run / SCORES_DIR)
+    shutil.copytree(run.parent.parent, tmp_path / "w")
+    copy = tmp_path / "w" / run.relative_to(run.parent.parent)
+    scores = copy / SCORES_DIR
+    # As a kill leaves them: a score killed while being written (only its temporary, half
+    # written), and the system's jsonl killed while being assembled.
+    end = next(p for p in read_points(copy.parent.parent) if p.kind is PointKind.TURN_END)
+    score = scores / "person" / end.point_id / "0.json"
+    data = score.read_bytes()
+    score.unlink()
+    (score.parent / ".0.json.k1ll3d.tmp").write_bytes(data[: len(data) // 2])
+    jsonl = scores / "person.jsonl"
+    lines = jsonl.read_bytes()
+    jsonl.unlink()
+    (scores / ".person.jsonl.k1ll3d.tmp").write_bytes(lines[: len(lines) // 2])
+
+    tallies = run_scoring(copy, FAST, workers=1)
+    assert (tallies["person"].scored, tallies["person"].kept) == (1, 3)
+    assert sum(t.scored for t in tallies.values()) == 1
+    assert sorted(scores.rglob(".*.tmp")) == []
+    assert score_files(scores) == expected

@@ -98,10 +98,13 @@ async def run_rollout(
             await adapter.preload(job.preload)
     except TimeoutError:
         await _close(adapter)
-        raise TransportError(f"handshake timed out after {limit_s:.0f} s") from None
+        raise TransportError(f"handshake timed out after {limit_s:g} s") from None
     except OSError as exc:
         await _close(adapter)
         raise TransportError(f"cannot connect: {exc}") from exc
+    except TransportError:
+        await _close(adapter)  # a session refused mid-handshake is still open at the system
+        raise
 
     recorder = TraceRecorder(clock)
     t0 = clock.now_ns()

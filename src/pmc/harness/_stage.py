@@ -184,12 +184,9 @@ def _merge_run_record(path: Path, new: dict[str, Any]) -> dict[str, Any]:
 
 
 def remove_partial_files(run_dir: Path) -> int:
-    """Delete temporary files a killed process left behind; returns how many."""
-    removed = 0
-    for tmp in run_dir.glob("rollouts/**/.*.tmp"):
-        tmp.unlink(missing_ok=True)
-        removed += 1
-    return removed
+    """Delete temporary files a killed run left behind (rollouts, ``run.json``); how many."""
+    rollouts = io.remove_temporaries(run_dir / "rollouts")
+    return rollouts + io.remove_temporaries(run_dir, recursive=False)
 
 
 @dataclass(frozen=True)
@@ -279,12 +276,14 @@ async def _run_all(
 ) -> None:
     overall = asyncio.Semaphore(concurrency)
     per_card = {t.card.name: asyncio.Semaphore(t.card.concurrency) for t in tasks}
+    # A rollout takes its card's slot before an overall one: one waiting for its card holds
+    # no overall slot, so other cards' rollouts fill the overall limit.
     # Reading inputs and writing rollouts happen in one worker thread, one at a time: the
     # streaming loop keeps a core to itself on a two-core machine.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pmc-disk") as disk:
 
         async def one(task: _Task) -> None:
-            async with overall, per_card[task.card.name]:
+            async with per_card[task.card.name], overall:
                 await _run_task(task, points, pdir, settings, tallies[task.card.name], disk)
             advance()
 

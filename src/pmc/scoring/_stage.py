@@ -137,6 +137,7 @@ def run_scoring(
         judge: Adds LLM verdicts to a recall score (run here, not in the workers).
     """
     tasks = list(_tasks(run_dir, systems))
+    io.remove_temporaries(run_dir / SCORES_DIR)  # what a killed scoring left half-written
     digest = settings.digest()
     advance = start(len(tasks)) if start else (lambda: None)
     tallies: dict[str, ScoreTally] = {}

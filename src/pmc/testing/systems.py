@@ -8,12 +8,19 @@ the whole process for that long on its 50th frame, as a badly behaved in-process
 A card with ``adapter = "held"`` says nothing and does not connect until the file
 ``params.release`` exists: a run that cannot finish until a test lets it (the kill-and-resume
 test kills such a run mid-way on any machine, however fast).
+
+A card with ``adapter = "gated"`` opens a session, waits at a :class:`SessionGate` until every
+rollout in flight waits there too, then is refused: the gate counts the sessions held at once,
+which the run's and the card's concurrency limits must bound. A card with ``adapter =
+"stalled"`` stalls in its connect or its preload for ``params.stall_s``, as a server that does
+not answer a handshake would: the harness's connect-and-preload limit must end it first.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -21,7 +28,7 @@ import numpy as np
 
 from pmc.audio import FloatArray
 from pmc.clock import Clock
-from pmc.systems import LocalAdapter, SystemCard, TransportError, register_adapter
+from pmc.systems import LocalAdapter, Preload, SystemCard, TransportError, register_adapter
 
 
 def tone(seconds: float, rms: float = 0.1, rate: int = 24_000, hz: float = 220.0) -> FloatArray:
@@ -102,3 +109,136 @@ class HeldSystem(LocalAdapter):
             await asyncio.to_thread(Path(str(waiting)).touch)
         while not await asyncio.to_thread(release.exists):  # noqa: ASYNC110 - no file event
             await asyncio.sleep(self.POLL_S)
+
+
+class SessionGate:
+    """Holds sessions open until every rollout in flight holds one, and counts them.
+
+    The harness's limits decide how many rollouts are in flight; the test reports each rollout
+    entering and leaving the limited section (:meth:`entered`, :meth:`left`). A ``gated``
+    session opens at connect and waits in its preload until every rollout in flight waits too,
+    so all the sessions the limits allow are open at once, and a limit that lets more through
+    shows in the first wave. Progress alone releases the gate: nothing waits on the clock, so
+    the counts are the same on any machine.
+    """
+
+    def __init__(self) -> None:
+        self.in_flight = 0
+        """Rollouts in the harness's limited section now."""
+        self.open: Counter[str] = Counter()
+        """Sessions open now (connected, not yet closed), per card."""
+        self.most: Counter[str] = Counter()
+        """The most sessions each card had open at once."""
+        self.most_total = 0
+        """The most sessions open at once over all cards."""
+        self.waves: list[int] = []
+        """How many sessions each opening of the gate let go, in order."""
+        self._waiting: list[asyncio.Future[None]] = []
+
+    def entered(self) -> None:
+        """A rollout has entered the limited section."""
+        self.in_flight += 1
+
+    def left(self) -> None:
+        """A rollout has left it (the sessions waiting may now be all there is)."""
+        self.in_flight -= 1
+        self._open_if_all_wait()
+
+    def opened(self, card: str) -> None:
+        """A session of ``card`` has opened."""
+        self.open[card] += 1
+        self.most[card] = max(self.most[card], self.open[card])
+        self.most_total = max(self.most_total, sum(self.open.values()))
+
+    def closed(self, card: str) -> None:
+        """A session of ``card`` has closed."""
+        self.open[card] -= 1
+
+    async def hold(self) -> None:
+        """Wait until every rollout in flight waits here."""
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.append(waiter)
+        self._open_if_all_wait()
+        await waiter
+
+    def _open_if_all_wait(self) -> None:
+        if self._waiting and len(self._waiting) >= self.in_flight:
+            self.waves.append(len(self._waiting))
+            for waiter in self._waiting:
+                if not waiter.done():
+                    waiter.set_result(None)
+            self._waiting = []
+
+
+@register_adapter("gated")
+class GatedSystem(LocalAdapter):
+    """Opens a session, waits at :attr:`gate`, then refuses it, as a failed handshake would.
+
+    The gate (set by the test) counts the card's sessions from connect to close. Refused
+    sessions take no streaming time, so a run of many rollouts ends as soon as the gate lets
+    them go, on the real clock as on the virtual one.
+    """
+
+    gate: ClassVar[SessionGate | None] = None
+
+    def __init__(self, card: SystemCard, clock: Clock) -> None:
+        super().__init__(card, clock)
+        self._is_open = False
+
+    def _gate(self) -> SessionGate:
+        if GatedSystem.gate is None:
+            raise RuntimeError("set GatedSystem.gate before running a gated card")
+        return GatedSystem.gate
+
+    async def connect(self) -> None:
+        """Open: the gate counts the session."""
+        self._gate().opened(self.card.name)
+        self._is_open = True
+
+    async def preload(self, preload: Preload) -> None:
+        """Wait at the gate, then refuse the session."""
+        await self._gate().hold()
+        raise TransportError("session refused once its gate opened (gated)")
+
+    async def close(self) -> None:
+        """Close: the gate stops counting the session."""
+        if self._is_open:
+            self._is_open = False
+            self._gate().closed(self.card.name)
+        await super().close()
+
+
+@register_adapter("stalled")
+class StalledSystem(LocalAdapter):
+    """Stalls in its connect or its preload (``params.stall``), for ``params.stall_s``.
+
+    It waits on the event loop's time, as the harness's connect-and-preload limit does, so
+    when a test sets that limit below the stall, the limit ends it first on any machine. A
+    stall that runs out fails the session with a cause that says no limit ended it.
+    :attr:`closed` counts sessions closed (the harness must close one it gave up on).
+    """
+
+    STALL_S = 5.0
+    """Default stall: far beyond a test's limit (tens of ms), and short enough that a test
+    whose limit is not enforced fails in seconds instead of hanging."""
+    closed: ClassVar[int] = 0
+
+    async def connect(self) -> None:
+        """Stall here if ``params.stall`` is ``connect``."""
+        await self._stall("connect")
+
+    async def preload(self, preload: Preload) -> None:
+        """Stall here if ``params.stall`` is ``preload``."""
+        await self._stall("preload")
+
+    async def _stall(self, where: str) -> None:
+        if self.card.params.get("stall", "connect") != where:
+            return
+        stall_s = float(self.card.params.get("stall_s", self.STALL_S))
+        await asyncio.sleep(stall_s)
+        raise TransportError(f"stalled {stall_s:g} s in {where} and no limit ended it (stalled)")
+
+    async def close(self) -> None:
+        """Count the close."""
+        StalledSystem.closed += 1
+        await super().close()
