@@ -39,6 +39,7 @@ WORD_BRIDGE_S = 0.25
 """Gaps up to 250 ms between words count as one stretch of activity: the same bridge the label
 engine applies to voice activity (paper section 3.2)."""
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_FORMAT_FILES = (STEREO_NAME, *(f"{c.value}.{ext}" for c in Channel for ext in ("wav", "json")))
 
 
 class FolderSource(CorpusSource):
@@ -57,10 +58,15 @@ class FolderSource(CorpusSource):
         self.word_stats = WordStats()
 
     def scan(self) -> Scan:
-        """One candidate per sub-folder that holds a words file."""
+        """One candidate per sub-folder that holds any of the format's files.
+
+        A folder with audio but no words file is a conversation missing its words (reported
+        when it is read), not something else to pass over; only folders holding none of the
+        format's files (``.git``, notes) are not looked at.
+        """
         scan = Scan(word_stats=self.word_stats)
         for folder in sorted(p for p in self.root.iterdir() if p.is_dir()):
-            if not any((folder / f"{c.value}.json").exists() for c in Channel):
+            if not any((folder / name).exists() for name in _FORMAT_FILES):
                 continue
             if not _SAFE_ID.match(folder.name):
                 message = f"{folder}: folder name is not usable as a conversation id"

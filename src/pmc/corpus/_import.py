@@ -12,8 +12,8 @@ from pmc import io
 from pmc.corpus._records import WordStats
 from pmc.corpus._source import CorpusSource, Filtered, FilterReason, Skipped
 from pmc.corpus._store import SUMMARY_FILE, corpus_dir, write_conversation
-from pmc.corpus._types import SourceKind
-from pmc.errors import InputError
+from pmc.corpus._types import Conversation, SourceKind
+from pmc.errors import InputError, Problem
 
 IMPORT_SUMMARY_SCHEMA_VERSION = 1
 
@@ -84,19 +84,22 @@ def import_corpus(
     summary = ImportSummary(
         source.kind, min_duration_s, filtered=list(scan.filtered), word_stats=scan.word_stats
     )
-    for skipped in scan.skipped:
+
+    def skip(item: str, problem: Problem, message: str) -> None:
+        skipped = Skipped(_printable(item), problem, _printable(message))
         summary.skipped.append(skipped)
         if on_skip:
             on_skip(skipped)
+
+    for skipped in scan.skipped:
+        skip(skipped.item, skipped.problem, skipped.message)
     advance = progress(len(scan.candidates)) if progress else None
     for candidate in scan.candidates:
         try:
             conversation = candidate.load()
+            _check_file_names(conversation)
         except InputError as exc:
-            skipped = Skipped(candidate.item, exc.problem, str(exc))
-            summary.skipped.append(skipped)
-            if on_skip:
-                on_skip(skipped)
+            skip(candidate.item, exc.problem, str(exc))
         else:
             if conversation.duration_s < min_duration_s:
                 summary.filtered.append(Filtered(candidate.item, FilterReason.TOO_SHORT))
@@ -107,3 +110,24 @@ def import_corpus(
             advance()
     io.write_json(corpus_dir(workdir) / SUMMARY_FILE, summary.to_dict())
     return summary
+
+
+def _printable(text: str) -> str:
+    r"""``text`` with what cannot be written as UTF-8 escaped (``\udcff``).
+
+    Python reads a file name that is not UTF-8 into lone surrogates, which can be neither
+    printed nor written to the summary as they are.
+    """
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _check_file_names(conversation: Conversation) -> None:
+    """Reject audio whose file name cannot be stored (the corpus files are UTF-8 JSON)."""
+    for speaker in conversation.speakers:
+        path = speaker.audio.path
+        if _printable(path) != path:
+            raise InputError(
+                _printable(path),
+                "file name is not valid UTF-8 (rename the file or its folders)",
+                problem=Problem.BAD_RECORD,
+            )

@@ -6,6 +6,7 @@ Shared by every reader, so that one bad record gets the same message whatever th
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,10 @@ AUDIO_TAIL_TOLERANCE_S = 0.5
 Seamless Interaction's timestamps are on a 100 Hz grid and its aligner can overshoot the last
 sample slightly; half a second is well above that and well below a lost stretch of speech.
 """
+
+
+TOO_DEEP = "invalid JSON (nested too deeply to read)"
+"""Python's JSON reader recurses once per nested list or object and gives up near 1,000."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,8 @@ def decode_json_text(raw: bytes, path: str) -> Any:
         raise InputError(
             path, f"invalid JSON ({exc.msg})", f"line {exc.lineno}", Problem.BAD_JSON
         ) from None
+    except RecursionError:
+        raise InputError(path, TOO_DEEP, problem=Problem.BAD_JSON) from None
 
 
 def read_jsonl(path: Path) -> list[Located]:
@@ -66,6 +73,8 @@ def read_jsonl(path: Path) -> list[Located]:
             raise InputError(
                 path, f"invalid JSON ({exc.msg})", f"line {number}", Problem.BAD_JSON
             ) from None
+        except RecursionError:
+            raise InputError(path, TOO_DEEP, f"line {number}", Problem.BAD_JSON) from None
     return out
 
 
@@ -83,6 +92,8 @@ def located_list(value: Any, path: str, key: str) -> list[Located]:
                 raise InputError(
                     path, f"invalid JSON ({exc.msg})", where, Problem.BAD_JSON
                 ) from None
+            except RecursionError:
+                raise InputError(path, TOO_DEEP, where, Problem.BAD_JSON) from None
         out.append(Located(item, where))
     return out
 
@@ -93,6 +104,9 @@ def _time(record: dict[str, Any], key: str, path: str, where: str) -> float | No
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InputError(path, f"'{key}' is not a number ({value!r})", where)
+    if not math.isfinite(value):
+        # Python's JSON reader accepts NaN and Infinity, and turns 1e999 into infinity.
+        raise InputError(path, f"'{key}' is not a finite number ({value!r})", where)
     return float(value)
 
 
@@ -141,7 +155,8 @@ def parse_words(
         for raw, where in raw_words:
             if not isinstance(raw, dict):
                 raise InputError(path, "word is not a JSON object", where)
-            text = str(raw.get(text_key, raw.get("text", ""))).strip()
+            value = raw.get(text_key, raw.get("text"))
+            text = "" if value is None else str(value).strip()  # not the word "None"
             start = _time(raw, "start", path, where)
             end = _time(raw, "end", path, where)
             if start is None or end is None:

@@ -148,9 +148,19 @@ class SeamlessSource(CorpusSource):
     def _scan_tar(
         self, path: Path, person: Callable[[str, Path], _Participant], scan: Scan
     ) -> None:
+        """Take the participants of one WebDataset shard, or none of them if it is damaged.
+
+        A shard must read to its end-of-archive marker; one cut short (an interrupted download)
+        or with a damaged header is skipped whole and reported once, so that no participant is
+        taken from it with audio that stops early or without its other files.
+        """
+        wavs: dict[str, tuple[str, int, int]] = {}  # file id -> (member, data offset, size)
+        jsons: dict[str, tuple[str, bytes]] = {}  # file id -> (member, its bytes)
         try:
             with tarfile.open(path, "r:") as archive:
+                end = 0
                 for member in archive:
+                    end = member.offset_data + _whole_blocks(member.size)
                     if not member.isfile():
                         continue
                     name = Path(member.name).name
@@ -158,17 +168,22 @@ class SeamlessSource(CorpusSource):
                     if not FILE_ID.match(stem):
                         continue
                     if ext == "wav":
-                        p = person(stem, path.parent)
-                        p.wav, p.wav_member = path, (member.name, member.offset_data, member.size)
+                        wavs[stem] = (member.name, member.offset_data, member.size)
                     elif ext == "json":
                         handle = archive.extractfile(member)
-                        if handle is None:
-                            continue
-                        p = person(stem, path.parent)
-                        p.json_path, p.json_bytes = f"{path}:{member.name}", handle.read()
+                        if handle is not None:
+                            jsons[stem] = (member.name, handle.read())
+            _check_end_marker(path, end)
         except (tarfile.TarError, OSError) as exc:
             message = f"{path}: unreadable tar archive ({exc})"
             scan.skipped.append(Skipped(str(path), Problem.BAD_ARCHIVE, message))
+            return
+        for stem, wav_member in wavs.items():
+            p = person(stem, path.parent)
+            p.wav, p.wav_member = path, wav_member
+        for stem, (member_name, raw) in jsons.items():
+            p = person(stem, path.parent)
+            p.json_path, p.json_bytes = f"{path}:{member_name}", raw
 
     # -- loading ----------------------------------------------------------------------------
 
@@ -186,8 +201,7 @@ class SeamlessSource(CorpusSource):
 
     def _speaker(self, p: _Participant, channel: Channel) -> Speaker:
         if p.wav is None:
-            where = p.json_path or str(p.transcript_jsonl or p.vad_jsonl or self.root)
-            raise InputError(where, f"no WAV found for {p.file_id}", problem=Problem.MISSING_FILE)
+            raise InputError(_expected_wav(p), "missing WAV", problem=Problem.MISSING_FILE)
         if p.wav_member is not None:
             name, offset, size = p.wav_member
             ref = audio.probe(p.wav, member=name, member_offset=offset, member_size=size)
@@ -237,3 +251,33 @@ class SeamlessSource(CorpusSource):
             )
         transcript = read_jsonl(p.transcript_jsonl) if p.transcript_jsonl else []
         return transcript, str(p.transcript_jsonl), read_jsonl(p.vad_jsonl), str(p.vad_jsonl)
+
+
+def _expected_wav(p: _Participant) -> str:
+    """Where a participant's missing WAV should be, in the layout its other files are in."""
+    if p.json_path is not None:  # extracted (beside the JSON) or tar (beside the JSON member)
+        return p.json_path.removesuffix(".json") + ".wav"
+    meta = p.transcript_jsonl or p.vad_jsonl
+    if meta is None:
+        return p.file_id
+    return str(meta.parents[2] / "audio" / f"{p.file_id}.wav")  # raw: base/metadata/kind/
+
+
+def _whole_blocks(size: int) -> int:
+    """``size`` rounded up to whole tar blocks: a member's data with its padding."""
+    return -(-size // tarfile.BLOCKSIZE) * tarfile.BLOCKSIZE
+
+
+def _check_end_marker(path: Path, end: int) -> None:
+    """Raise unless a zero block (the end-of-archive marker) follows the last member's data.
+
+    :mod:`tarfile` stops quietly at a header it cannot parse or that the file cuts off, and so
+    would take a shard cut at a member boundary, or damaged in a header, as complete.
+    """
+    with path.open("rb") as handle:
+        handle.seek(end)
+        block = handle.read(tarfile.BLOCKSIZE)
+    if len(block) < tarfile.BLOCKSIZE:
+        raise tarfile.ReadError(f"truncated: ends at byte {end + len(block)}, mid-archive")
+    if block != bytes(tarfile.BLOCKSIZE):
+        raise tarfile.ReadError(f"damaged header at byte {end}")
