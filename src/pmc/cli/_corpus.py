@@ -15,6 +15,7 @@ from pmc.corpus import (
     CorpusSource,
     FolderSource,
     ImportSummary,
+    Scan,
     SeamlessSource,
     Skipped,
     build_demo,
@@ -110,16 +111,44 @@ def import_demo(workdir: Path, min_duration: float) -> None:
     import_demo_corpus(workdir, min_duration)
 
 
-def import_demo_corpus(workdir: Path, min_duration: float = DEMO_MIN_DURATION_S) -> ImportSummary:
-    """Build the demo corpus under ``workdir`` and import it; prints a summary."""
+def import_demo_corpus(
+    workdir: Path, min_duration: float = DEMO_MIN_DURATION_S, conversations: int | None = None
+) -> ImportSummary:
+    """Build the demo corpus under ``workdir`` and import it; prints a summary.
+
+    Args:
+        workdir: The working directory.
+        min_duration: Leave out conversations shorter than this many seconds.
+        conversations: Only the first this many of the bundled conversations (all when None).
+    """
     source_dir = workdir / DEMO_SOURCE_DIR
+    scripts = script_paths()[:conversations]
     with progress_bar("synthesising demo") as start:
-        advance = start(len(script_paths()))
-        build_demo(source_dir, on_progress=lambda _name: advance())
-    summary = _run(SeamlessSource(source_dir), workdir, min_duration)
+        advance = start(len(scripts))
+        built = build_demo(source_dir, on_progress=lambda _name: advance(), scripts=scripts)
+    keys = {c.interaction for c in built}
+    summary = _run(_DemoSource(source_dir, keys), workdir, min_duration)
     # The scripts' own facts stand in for LLM fact extraction (points stage, recall points).
-    io.write_json(corpus_dir(workdir) / FACTS_FILE, recall_facts(source_dir))
+    facts = {k: v for k, v in recall_facts(source_dir).items() if k in keys}
+    io.write_json(corpus_dir(workdir) / FACTS_FILE, facts)
     return summary
+
+
+class _DemoSource(SeamlessSource):
+    """The Seamless reader on the demo's folder, keeping only the conversations just built.
+
+    The folder may hold more of them from an earlier, larger build (it is a cache).
+    """
+
+    def __init__(self, root: Path, keys: set[str]) -> None:
+        super().__init__(root)
+        self.keys = keys
+
+    def scan(self) -> Scan:
+        """The Seamless scan, less the conversations not asked for."""
+        scan = super().scan()
+        scan.candidates = [c for c in scan.candidates if c.item in self.keys]
+        return scan
 
 
 def _run(source: CorpusSource, workdir: Path, min_duration: float) -> ImportSummary:

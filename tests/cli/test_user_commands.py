@@ -1,0 +1,212 @@
+"""The commands of the README, run as a user runs them.
+
+``pmc demo`` on a slice of the demo (its first conversation), ``pmc report`` on that run,
+``--compare`` with a second run, and ``pmc run`` without ``--run-id`` resumed by the same command.
+One demo run serves every test; its synthesised audio comes from the session's demo corpus.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from pmc.cli import cli
+from pmc.cli._corpus import DEMO_SOURCE_DIR, import_demo_corpus
+
+pytestmark = pytest.mark.slow
+
+SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
+LOCAL = {
+    "always-speak",
+    "endpointer-300",
+    "endpointer-500",
+    "never-speak",
+    "person",
+    "shuffled-person",
+}
+FIRST = "V99_S0001_I00000001"
+"""The first demo conversation (its interaction key in the Seamless layout)."""
+
+
+@dataclass(frozen=True)
+class Demo:
+    """The working directory of ``pmc demo --conversations 1``, and what the command printed."""
+
+    workdir: Path
+    output: str
+
+    @property
+    def run_dir(self) -> Path:
+        return self.workdir / "runs" / "demo-1"
+
+
+def _pmc(*args: str | Path | int) -> str:
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output
+    return result.output
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def demo(demo_workdir: Path, tmp_path_factory: pytest.TempPathFactory) -> Demo:
+    workdir = tmp_path_factory.mktemp("demo-slice") / "w"
+    # The synthesised demo is a cache: the slice finds its conversation already built, beside
+    # nine others that it must leave out.
+    shutil.copytree(demo_workdir / DEMO_SOURCE_DIR, workdir / DEMO_SOURCE_DIR)
+    output = _pmc("demo", "--workdir", workdir, "--systems-dir", SYSTEMS, "--conversations", 1)
+    return Demo(workdir, output)
+
+
+def test_demo_slice_imports_only_its_conversations(demo_workdir: Path, tmp_path: Path) -> None:
+    workdir = tmp_path / "w"
+    shutil.copytree(demo_workdir / DEMO_SOURCE_DIR, workdir / DEMO_SOURCE_DIR)
+    summary = import_demo_corpus(workdir, conversations=2)
+    assert sorted(summary.imported) == [FIRST, "V99_S0001_I00000002"]
+    assert not summary.skipped and not summary.filtered
+    facts = json.loads((workdir / "corpus" / "_recall_facts.json").read_text())
+    assert sorted(facts) == sorted(summary.imported)
+
+
+def test_demo_on_a_slice_runs_every_stage(demo: Demo) -> None:
+    w = demo.workdir
+    assert len(list((w / DEMO_SOURCE_DIR / "ground_truth").glob("*.json"))) == 10
+    assert [p.name for p in (w / "corpus").glob("[!_]*.json")] == [f"{FIRST}.json"]
+    facts = json.loads((w / "corpus" / "_recall_facts.json").read_text())
+    assert list(facts) == [FIRST]
+    assert [p.name for p in (w / "labels").glob("V*.json")] == [f"{FIRST}.json"]
+    points = _lines(w / "points" / "manifest.jsonl")
+    assert {p["conversation_id"] for p in points} == {FIRST}
+    kinds = sorted({p["kind"] for p in points})
+    assert kinds == ["conversation_recall", "fact_recall", "pause", "turn_end"]
+
+    run = json.loads((demo.run_dir / "run.json").read_text())
+    assert set(run["systems"]) == LOCAL
+    for system in LOCAL:
+        traces = list((demo.run_dir / "rollouts" / system).glob("*/0/trace.json"))
+        assert len(traces) == len(points), system
+        assert len(_lines(demo.run_dir / "scores" / f"{system}.jsonl")) == len(points), system
+
+    index = demo.run_dir / "report" / "index.html"
+    assert index.exists()
+    results = json.loads((demo.run_dir / "report" / "results.json").read_text())
+    assert {r["system"] for r in results["main_table"]} == LOCAL
+    # The path of the report is the last thing it prints.
+    assert demo.output.rstrip().splitlines()[-1] == f"report: {index}"
+
+
+def test_report_command(demo: Demo, tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    args = ("report", "--run", demo.run_dir, "--out", out, "--seed", 3, "--resamples", 100)
+    output = _pmc(*args)
+    assert output.rstrip().splitlines()[-1] == f"report: {out / 'index.html'}"
+    results = json.loads((out / "results.json").read_text())
+    assert results["run_id"] == "demo-1" and results["compare_run_id"] is None
+    assert results["bootstrap"] == {"resamples": 100, "seed": 3, "unit": "conversation"}
+    assert {r["system"] for r in results["main_table"]} == LOCAL
+    for name in ("index.html", "report.md", "main_table.md", "main_table.csv"):
+        assert (out / name).stat().st_size > 0, name
+    assert {t["key"] for t in results["tables"]} <= {p.stem for p in (out / "tables").glob("*.csv")}
+    for figure in results["figures"]:
+        assert (out / figure["file"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _paired_rows(results: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    (table,) = [t for t in results["tables"] if t["key"] == "paired_comparison"]
+    return {(r[0], r[1]): dict(zip(table["columns"], r, strict=True)) for r in table["rows"]}
+
+
+def test_compare_with_a_second_run(demo: Demo, tmp_path: Path) -> None:
+    # The second run: endpointer-300 answering 1.5 s after the endpoint instead of 1 s.
+    card = (SYSTEMS / "endpointer-300.toml").read_text()
+    assert "reply_latency_ms = 1000\n" in card
+    systems = tmp_path / "systems"
+    systems.mkdir()
+    slower = card.replace("reply_latency_ms = 1000\n", "reply_latency_ms = 1500\n")
+    (systems / "endpointer-300.toml").write_text(slower)
+    w = demo.workdir
+    args = ("--workdir", w, "--systems-dir", systems, "--system", "endpointer-300")
+    _pmc("run", *args, "--run-id", "slower")
+    other = w / "runs" / "slower"
+    _pmc("score", "--run", other, "--asr", "faster-whisper:tiny.en")
+
+    out = tmp_path / "report"
+    _pmc("report", "--run", demo.run_dir, "--compare", other, "--out", out, "--resamples", 100)
+    results = json.loads((out / "results.json").read_text())
+    assert results["compare_run_id"] == "slower"
+    rows = _paired_rows(results)
+    # The same system across the two runs, beside the pair the demo run compares by itself.
+    row = rows[("endpointer-300 (demo-1)", "endpointer-300 (slower)")]
+    assert ("endpointer-300", "endpointer-500") in rows
+    pauses = [p for p in _lines(w / "points" / "manifest.jsonl") if p["kind"] == "pause"]
+    assert row["shared pauses"] == len(pauses)
+    counts = ("takeover both", "A only", "B only", "neither")
+    assert sum(row[c] for c in counts) == len(pauses)
+    # The latency difference is the mean over shared turn ends of the two runs' own scores.
+    a, b = (_latencies(run / "scores" / "endpointer-300.jsonl") for run in (demo.run_dir, other))
+    shared = sorted(set(a) & set(b))
+    assert row["shared turn ends with words"] == len(shared) > 0
+    mean = sum(a[p] - b[p] for p in shared) / len(shared)
+    assert mean < 0  # the slower card answers later
+    assert row["mean latency A - B, s [95% CI]"].startswith(f"{mean:+.2f} [")
+
+
+def _latencies(scores: Path) -> dict[str, float]:
+    """Turn-end latency by point, where rollout 0 replied with words."""
+    return {
+        s["point_id"]: s["reply"]["latency_s"]
+        for s in _lines(scores)
+        if s["kind"] == "turn_end" and s["rollout"] == 0 and s["reply"] and s["reply"]["words"]
+    }
+
+
+def _traces(run_dir: Path) -> dict[Path, tuple[int, bytes]]:
+    return {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in run_dir.rglob("trace.json")}
+
+
+def _row(output: str, system: str) -> list[str]:
+    line = next(x for x in output.splitlines() if re.match(rf"│ {system} +│", x))
+    return [cell.strip() for cell in line.split("│")[1:5]]
+
+
+def test_run_without_run_id_is_resumed_by_the_same_command(demo: Demo) -> None:
+    w = demo.workdir
+    args: list[str | Path | int] = ["run", "--workdir", w, "--systems-dir", SYSTEMS]
+    args += ["--system", "never-speak", "--system", "person"]  # and no --run-id
+    before = {p.name for p in (w / "runs").iterdir()}
+    first = _pmc(*args)
+    (run_id,) = {p.name for p in (w / "runs").iterdir()} - before
+    run_dir = w / "runs" / run_id
+    assert f"run in {run_dir}" in first
+    points = len(_lines(w / "points" / "manifest.jsonl"))
+    assert _row(first, "never-speak") == ["never-speak", str(points), "0", "0"]
+
+    # A run stopped before one rollout finished: that rollout has no trace.json.
+    traces = _traces(run_dir)
+    assert len(traces) == 2 * points
+    unfinished = sorted(p for p in traces if "/person/" in str(p))[0]
+    unfinished.unlink()
+
+    again = _pmc(*args)
+    assert f"run in {run_dir}" in again
+    assert {p.name for p in (w / "runs").iterdir()} == before | {run_id}
+    assert _row(again, "never-speak") == ["never-speak", "0", str(points), "0"]
+    assert _row(again, "person") == ["person", "1", str(points - 1), "0"]
+    resumed = _traces(run_dir)
+    assert set(resumed) == set(traces)
+    # Nothing finished was redone, and no rollout was written twice.
+    assert {p: v for p, v in resumed.items() if p != unfinished} == {
+        p: v for p, v in traces.items() if p != unfinished
+    }
+    for system in ("never-speak", "person"):
+        assert {d.name for d in (run_dir / "rollouts" / system).glob("*/*")} == {"0"}
