@@ -16,7 +16,7 @@ import pytest
 import soundfile as sf
 
 from pmc.errors import PmcError
-from pmc.testing.duplex import build_tiny_models, duplex_python, duplex_server, stock_server
+from pmc.testing.duplex import build_tiny_models, duplex_python, duplex_server
 
 HISTORY_CAP_FRAMES = 2048
 """The server's cap in the tests: PersonaPlex's, so the personaplex card's own cap is equal."""
@@ -30,14 +30,6 @@ def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
     except PmcError as exc:
         pytest.skip(str(exc))
     return build_tiny_models(tmp_path_factory.mktemp("tiny-moshi"))
-
-
-@pytest.fixture(scope="session")
-def stock_url(tiny_models: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The unmodified stock Moshi server on the tiny models: its ``/api/chat`` URL."""
-    log = tmp_path_factory.mktemp("stock-server") / "server.log"
-    with stock_server(tiny_models, log) as served:
-        yield f"{served.base}/api/chat"
 
 
 @pytest.fixture(scope="session")

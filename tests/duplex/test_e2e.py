@@ -1,7 +1,9 @@
 """`pmc run` and `pmc score` on demo points for the three duplex cards, against tiny models.
 
 moshi: the unmodified stock server (a), moshi-preloaded and personaplex: `pmc serve-duplex`
-(b). The bundled cards are copied with their endpoints pointed at the test servers.
+(b). The bundled cards are copied with their endpoints pointed at the test servers. The stock
+server's log says what it did with each frame it handled (and the text it sent for it), so
+what the harness recorded is checked against what the server did, however slow the machine.
 """
 
 from __future__ import annotations
@@ -11,21 +13,31 @@ import dataclasses
 import json
 import re
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
+import soundfile as sf
 from click.testing import CliRunner
 
 from pmc.cli import cli
+from pmc.gate import GateParams
+from pmc.harness import ProtocolParams
 from pmc.systems import EventKind, Family, SystemCard, load_card
-from pmc.testing.duplex import drive_rollouts
+from pmc.testing.duplex import Served, drive_rollouts, stock_server
 
 pytestmark = pytest.mark.slow
 
 SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
 CARDS = ("moshi", "moshi-preloaded", "personaplex")
 FRAME_NS = 80_000_000
+FRAME_SAMPLES = 1920
+"""One 80 ms frame at 24 kHz: what the stock server answers each input frame with."""
+PROTOCOL = ProtocolParams()
+SERVER_SAYS = re.compile(r"accepted connection|text token '(.*?)'\n|frame handled in", re.S)
+"""The stock server's log lines about a session (a text piece may hold any character)."""
 
 
 def _card_copy(name: str, endpoint: str, folder: Path) -> Path:
@@ -40,13 +52,45 @@ def _card_copy(name: str, endpoint: str, folder: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
+def stock(tiny_models: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """The unmodified stock Moshi server on the tiny models, its log unbuffered.
+
+    This module's own: its log then holds only the sessions
+    of this module's run, in order, each line written as it happens.
+    """
+    log = tmp_path_factory.mktemp("e2e-stock-server") / "server.log"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTHONUNBUFFERED", "1")
+        with stock_server(tiny_models, log) as served:
+            yield served
+
+
+def server_sessions(log: Path) -> list[list[str | None]]:
+    """What the stock server says it did, per session in order: each input frame it handled.
+
+    A frame is the text piece the server sent with its answer (None: it sent none).
+    """
+    sessions: list[list[str | None]] = []
+    piece: str | None = None
+    for said in SERVER_SAYS.finditer(log.read_text(errors="replace")):
+        if said.group(0) == "accepted connection":
+            sessions.append([])
+        elif said.group(0).startswith("text token"):
+            piece = said.group(1)
+        else:
+            sessions[-1].append(piece)
+            piece = None
+    return sessions
+
+
+@pytest.fixture(scope="module")
 def duplex_run(
-    duplex_points: Path, stock_url: str, duplex_base: str, tmp_path_factory: pytest.TempPathFactory
+    duplex_points: Path, stock: Served, duplex_base: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Path:
     """All three cards at both points, three sessions at once (one per server instance)."""
     folder = tmp_path_factory.mktemp("duplex-cards")
     endpoints = {
-        "moshi": stock_url,
+        "moshi": f"{stock.base}/api/chat",
         "moshi-preloaded": f"{duplex_base}/api/duplex",
         "personaplex": f"{duplex_base}/api/duplex",
     }
@@ -61,17 +105,29 @@ def duplex_run(
 
 def _traces(run: Path, system: str) -> list[dict[str, Any]]:
     paths = sorted((run / "rollouts" / system).glob("*/0/trace.json"))
+    assert len(paths) == 2, system  # a pause and a turn end
     return [json.loads(p.read_text()) for p in paths]
+
+
+def _longest_quiet_s(played: Path, after_s: float) -> float:
+    """The longest stretch after ``after_s`` that the harness's speech monitor hears as quiet."""
+    audio, rate = sf.read(played, dtype="float32")
+    gate = GateParams()
+    size = round(gate.window_s * rate)
+    tail = audio[round(after_s * rate) :].astype(np.float64)
+    n = len(tail) // size
+    loud = np.sqrt((tail[: n * size].reshape(n, size) ** 2).mean(axis=1)) >= gate.open_rms
+    edges = np.flatnonzero(np.concatenate(([True], loud, [True])))
+    return float((np.diff(edges) - 1).max()) * gate.window_s
 
 
 def test_every_duplex_card_completes_a_run_and_is_scored(duplex_run: Path) -> None:
     for system in CARDS:
         traces = _traces(duplex_run, system)
-        assert len(traces) == 2, system
+        assert sorted(t["protocol"]["kind"] for t in traces) == ["pause", "turn_end"], system
         for trace in traces:
             kinds = [o["kind"] for o in trace["outputs"]]
             assert "audio" in kinds and "text" in kinds, system
-            assert trace["protocol"]["stop_reason"] is not None
     args = ["score", "--run", str(duplex_run), "--asr", "faster-whisper:tiny.en"]
     result = CliRunner().invoke(cli, [*args, "--workers", "1"])
     assert result.exit_code == 0, result.output
@@ -80,20 +136,79 @@ def test_every_duplex_card_completes_a_run_and_is_scored(duplex_run: Path) -> No
         assert len(lines) == 2, system
 
 
+def test_each_point_kind_stops_where_the_protocol_says(duplex_run: Path) -> None:
+    """A pause drains 3 s (the system spoke, so no more); a turn end runs to the 30 s cap.
+
+    A random-weight model never falls quiet: its output is noise far above the monitor's gate
+    (checked here on what was played), so after the boundary it is never silent for the 2 s
+    that would stop it as ``replied``, and it sends words, so never ``no_reply``: the cap is
+    the only stop the protocol allows it.
+    """
+    frame_s = FRAME_NS / 1e9
+    for system in CARDS:
+        for trace in _traces(duplex_run, system):
+            protocol = trace["protocol"]
+            stop_s, reason = protocol["stop_stream_s"], protocol["stop_reason"]
+            where = (system, protocol["kind"], reason, stop_s)
+            if protocol["kind"] == "pause":
+                # The first frame deadline past the 3 s drain after the live audio: 38 frames.
+                drain_s = (int(PROTOCOL.pause_drain_s / frame_s) + 1) * frame_s
+                assert reason == "drained", where
+                assert stop_s == pytest.approx(protocol["live_s"] + drain_s, abs=1e-6), where
+                continue
+            boundary = protocol["boundary_stream_s"]
+            played = duplex_run / "rollouts" / system / trace["point_id"] / "0" / "played.flac"
+            assert _longest_quiet_s(played, boundary) < PROTOCOL.reply_silence_s, where
+            assert any(o["kind"] == "text" and o["text"].strip() for o in trace["outputs"])
+            assert reason == "cap", where
+            assert boundary + PROTOCOL.cap_s <= stop_s + 1e-6, where
+            assert stop_s < boundary + PROTOCOL.cap_s + frame_s, where
+
+
 def test_the_stock_server_streams_one_answer_per_frame_on_the_frame_clock(
-    duplex_run: Path,
+    duplex_run: Path, stock: Served
 ) -> None:
-    for trace in _traces(duplex_run, "moshi"):
+    """Every frame the server handled is answered by one frame and its text, in order.
+
+    Checked against the server's own log, not against real time: on a loaded machine the
+    server falls behind, and the frames it has not handled by the stop go unanswered.
+    """
+    traces = sorted(_traces(duplex_run, "moshi"), key=lambda t: int(t["t0_ns"]))
+    sessions = server_sessions(stock.log)
+    assert len(sessions) == len(traces)  # the card's concurrency is 1: sessions in turn
+    for trace, handled in zip(traces, sessions, strict=True):
         t0 = trace["t0_ns"]
         inputs = trace["inputs"]
         assert all(s == t0 + (i + 1) * FRAME_NS for i, s, _ in inputs)
-        texts = [o for o in trace["outputs"] if o["kind"] == "text"]
-        audio_s = sum(o["samples"] for o in trace["outputs"] if o["kind"] == "audio") / 24_000
-        # One step per frame received after the first (the tiny LM's max delay is 1 frame);
-        # a step sends text unless it sampled padding, which a random model rarely does.
-        assert 0.8 * len(inputs) <= len(texts) <= len(inputs)
-        assert audio_s >= (len(inputs) - 4) * 0.08
         assert all(o["arrival_ns"] > t0 for o in trace["outputs"])
+        answers = [o for o in trace["outputs"] if o["kind"] == "audio"]
+        assert {o["samples"] for o in answers} == {FRAME_SAMPLES}
+        # The server handled only frames it was sent; the first primes the model, unanswered.
+        assert len(answers) + 1 <= len(handled) <= len(inputs)
+        # A step sends text unless it sampled padding, which a random model rarely does.
+        pieces = [p for p in handled if p is not None]
+        assert 0.8 * len(handled) <= len(pieces) < len(handled)
+        # Frame i's text follows its answer (the i-th) on the socket: nothing lost, merged or
+        # reordered. Only the last answer's text may be cut off by the close.
+        expected = [(i, p) for i, p in enumerate(handled[: len(answers) + 1]) if p is not None]
+        got, heard = [], 0
+        for output in trace["outputs"]:
+            heard += output["kind"] == "audio"
+            if output["kind"] == "text":
+                got.append((heard, output["text"]))
+        assert got == expected[: len(got)] and len(got) >= len(expected) - 1
+        # Each answer comes after its frame was sent (frame 0 is unanswered). Answers go on
+        # arriving while the session closes; of those that came by the stop, the slowest says
+        # how far behind the server was: every frame sent longer than that (plus 4 frames)
+        # before the stop had time to be answered by then, and was.
+        sent = [s for _, _, s in inputs]
+        lags = [a["arrival_ns"] - sent[j + 1] for j, a in enumerate(answers)]
+        assert min(lags) > 0
+        stop_ns = t0 + round(trace["protocol"]["stop_stream_s"] * 1e9)
+        by_stop = [lag for a, lag in zip(answers, lags, strict=True) if a["arrival_ns"] <= stop_ns]
+        assert by_stop, "no answer came while the stream ran"
+        due = sum(s < stop_ns - max(by_stop) - 4 * FRAME_NS for s in sent[1:])
+        assert len(by_stop) >= due, (len(by_stop), due, max(by_stop))
 
 
 def test_the_preloaded_cards_report_what_was_forced(duplex_run: Path) -> None:

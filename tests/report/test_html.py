@@ -163,9 +163,14 @@ def _score(point: Point) -> Score:
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The working directory the report's run is in."""
+    return tmp_path_factory.mktemp("html") / "work"
+
+
+@pytest.fixture(scope="module")
+def report(workdir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The report folder, written and then moved away from where it was written."""
-    workdir = tmp_path_factory.mktemp("html") / "work"
     points = _write_points(workdir)
     say = [{"at_s": p, "seconds": 0.5, "text": SENT} for p in (0.2, 2.5)]
     talker = SystemCard("talker", "scripted", Family.LOCAL, DESCRIPTION, params={"say": say})
@@ -289,6 +294,7 @@ def test_a_rollout_page_plays_both_sides_and_shows_words_as_text(
 
 def test_failed_and_unscored_rollouts_still_have_pages(report: Path, browser: Any) -> None:
     pages = sorted((report / "rollouts" / "flaky").glob("*.html"))
+    assert len(pages) == 4  # one a point
     texts = [_open(browser, p) for p in pages]
     failed = [(t, s) for t, s in texts if "connection refused" in t]
     assert len(failed) == 1
@@ -296,8 +302,22 @@ def test_failed_and_unscored_rollouts_still_have_pages(report: Path, browser: An
     assert all(len(s["audio"]) == 2 for t, s in texts if (t, s) not in failed)
 
 
-def test_audio_is_linked_not_decoded(report: Path) -> None:
+def _same_file(copy: Path, source: Path) -> bool:
+    """The report's file is the source: a hard link to it, or (across file systems) its bytes."""
+    return copy.samefile(source) or copy.read_bytes() == source.read_bytes()
+
+
+def test_audio_is_linked_not_decoded(report: Path, workdir: Path) -> None:
     played = sorted((report / "audio" / "played").rglob("*.flac"))
     live = sorted((report / "audio" / "live").glob("*.wav"))
     assert len(played) == 7 and len(live) == 4  # one rollout failed; points are shared
     assert all(os.stat(p).st_size > 0 for p in played + live)
+    # Each is the rollout's own played.flac (audio/played/SYSTEM/POINT-K.flac) and the point's
+    # live cut, not a decoded and re-encoded copy.
+    rollouts = runs_dir(workdir) / "r" / "rollouts"
+    for path in played:
+        point_id, k = path.stem.rsplit("-", 1)
+        source = rollouts / path.parent.name / point_id / k / "played.flac"
+        assert _same_file(path, source), path
+    for path in live:
+        assert _same_file(path, points_dir(workdir) / "audio" / path.stem / "live.wav"), path

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
@@ -47,6 +48,17 @@ def card_at(name: str, url: str, folder: Path, as_name: str = "", **params: Any)
     path = folder / f"{as_name or name}.toml"
     path.write_text(text)
     return path
+
+
+def endpoint_on(name: str, url: str) -> str:
+    """Bundled card ``name``'s endpoint served at ``url``'s scheme, host and port.
+
+    The card's own path and query stay, so a fake sees the model a card names in its URL.
+    """
+    endpoint = load_card(SYSTEMS / f"{name}.toml").endpoint
+    assert endpoint, name
+    card, fake = urlsplit(endpoint), urlsplit(url)
+    return urlunsplit((fake.scheme, fake.netloc, card.path, card.query, ""))
 
 
 def _toml(value: Any) -> str:
@@ -133,13 +145,14 @@ def hosted_run(
 ) -> Iterator[tuple[Path, dict[Dialect, FakeServer]]]:
     """Every hosted card run once on :func:`hosted_points` against its fake.
 
-    Yields the run's folder and the fakes (which kept every client message).
+    Each card keeps its endpoint's path and query (the model), on the fake's host. Yields the
+    run's folder and the fakes (which kept every client message).
     """
     cards_dir = tmp_path_factory.mktemp("cards")
     with pytest.MonkeyPatch.context() as patch, fakes_for(HOSTED, keep_messages=True) as fakes:
         cards = []
         for name, dialect in HOSTED.items():
-            card = load(name, fakes[dialect].url, cards_dir)
+            card = load(name, endpoint_on(name, fakes[dialect].url), cards_dir)
             assert card.api_key_env
             patch.setenv(card.api_key_env, KEY)
             cards.append(card)

@@ -12,14 +12,23 @@ SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
 
 def test_bundled_cards_load() -> None:
     cards = {p.stem: load_card(p) for p in sorted(SYSTEMS.glob("*.toml"))}
-    assert {
-        "never-speak",
+    assert sorted(cards) == [
         "always-speak",
         "endpointer-300",
         "endpointer-500",
+        "gemini-3.1-flash-live",
+        "gpt-realtime-300",
+        "gpt-realtime-500",
+        "gpt-realtime-semantic-low",
+        "grok-voice",
+        "moshi",
+        "moshi-preloaded",
+        "never-speak",
         "person",
+        "personaplex",
+        "personaplex-stock",
         "shuffled-person",
-    } <= set(cards)
+    ]
     endpointer = cards["endpointer-300"]
     assert (endpointer.family, endpointer.frame_ms, endpointer.frame_samples) == (
         Family.LOCAL,

@@ -31,6 +31,9 @@ LEAD_S = 0.5
 TAIL_S = 5.0
 LATENCY_S = 1.0
 """Both bundled cards' ``reply_latency_ms``."""
+WINDOWS = {"endpointer-300": 10, "endpointer-500": 16}
+"""The bundled cards' silence windows, in whole 32 ms VAD windows: 300 ms waits 320 ms, 500 ms
+waits 512 ms."""
 
 HISTORY = [
     {"role": "user", "text": "We moved to Leeds last spring. Parking is hard near the flat."},
@@ -119,8 +122,10 @@ def test_reply_starts_a_silence_window_and_the_latency_after_speech_ends(
 ) -> None:
     _, speech_end = statement
     starts = {}
+    assert sorted(statement_events) == sorted(WINDOWS)
     for name, events in statement_events.items():
-        expected = speech_end + window_s(card(name)) + LATENCY_S
+        assert window_s(card(name)) == WINDOWS[name] * WINDOW / VAD_RATE, name
+        expected = speech_end + WINDOWS[name] * WINDOW / VAD_RATE + LATENCY_S
         starts[name] = first_audio_s(events)
         # Late by the VAD's own decay, the 24 -> 16 kHz resampler's buffering and the 20 ms
         # frame: 7 to 93 ms over six Piper sentences when this was written.
@@ -241,6 +246,9 @@ def test_endpointer_counts_whole_windows_of_silence_after_enough_speech() -> Non
     assert (endpointer.silence_windows, endpointer.min_speech_windows) == (10, 8)
     speech, quiet = [0.9] * 8, [0.1] * 20
     assert feed(endpointer, speech + quiet) == [8 + 10 - 1]
+    longer = SilenceEndpointer(threshold=0.5, silence_ms=500, min_speech_ms=250)
+    assert (longer.silence_windows, longer.min_speech_windows) == (16, 8)
+    assert feed(longer, speech + quiet) == [8 + 16 - 1]
     # 7 windows (224 ms) of speech are too few: forgotten, no endpoint.
     assert feed(SilenceEndpointer(0.5, 300, 250), [0.9] * 7 + quiet) == []
     # Between the thresholds: does not start silence, but does not break it either (Silero).

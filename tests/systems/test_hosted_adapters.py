@@ -2,11 +2,15 @@
 
 One run of all five bundled hosted cards on four short points (a pause, two turn ends, a fact
 recall), each card pointed at the fake of its dialect; the tests read the run's traces and
-what each fake recorded.
+what each fake recorded. The settings that define each card (the configuration the paper
+ran) are written here as literals and checked in the card and in what its sessions sent.
 """
 
+import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 import pytest
@@ -17,7 +21,7 @@ from pmc.clock import RealClock
 from pmc.errors import PmcError
 from pmc.harness import RunSettings, run_rollouts, runs_dir
 from pmc.points import PointKind, read_points
-from pmc.systems import create_adapter, find_card
+from pmc.systems import Family, SystemCard, create_adapter, find_card, load_card
 from pmc.testing.hosted import (
     Dialect,
     FakeServer,
@@ -36,6 +40,123 @@ from tests.systems.conftest import (
     traces,
 )
 
+POINTS = 4
+"""The points of ``hosted_points``: a pause, two turn ends and a fact recall."""
+ENDPOINTING = 1
+"""Of them, those where the card's endpointer is on: the pause."""
+
+
+@dataclass(frozen=True)
+class Defining:
+    """The settings that make a hosted card the configuration the paper ran."""
+
+    model: str
+    voice: str
+    concurrency: int
+    turn_detection: dict[str, Any]
+    """The card's ``[turn_detection]``: the endpointer at pause points."""
+    params: dict[str, Any] = field(default_factory=dict)
+    """Other ``[params]`` the configuration fixes."""
+
+
+# Sources, quoted where they give the value:
+# - paper section 4.1: GPT Realtime is gpt-realtime-2025-08-28, Grok is grok-voice-latest;
+#   GPT Realtime "at two silence settings, 300 ms and 500 ms", and "semantic turn detection at
+#   eagerness low" at pauses; "GPT Realtime and Grok use a detection threshold of 0.5, Gemini's
+#   automatic detection closes on 500 ms of silence, and every hosted endpointer uses 300 ms of
+#   prefix padding".
+# - paper appendix C: Grok waits for committed "plus 0.5 s" before asking for a response; every
+#   system gets 24 kHz PCM16 audio. DESIGN "Protocol": hosted frames are 20 ms.
+# - notes/reference-implementation.md section 7: "GPT and Gemini 16, Grok 8" sessions at once;
+#   section 8 (the paper's adapters): voices alloy, eve and Kore; GPT's create_response and
+#   interrupt_response on, Grok's server VAD "without the create/interrupt keys"; Gemini's model
+#   models/gemini-3.1-flash-live-preview with activityHandling START_OF_ACTIVITY_INTERRUPTS.
+GPT_MODEL = "gpt-realtime-2025-08-28"
+PAPER = {
+    "gpt-realtime-300": Defining(
+        GPT_MODEL,
+        "alloy",
+        16,
+        {
+            "type": "server_vad",
+            "threshold": 0.5,
+            "prefix_padding_ms": 300,
+            "silence_duration_ms": 300,
+            "create_response": True,
+            "interrupt_response": True,
+        },
+    ),
+    "gpt-realtime-500": Defining(
+        GPT_MODEL,
+        "alloy",
+        16,
+        {
+            "type": "server_vad",
+            "threshold": 0.5,
+            "prefix_padding_ms": 300,
+            "silence_duration_ms": 500,
+            "create_response": True,
+            "interrupt_response": True,
+        },
+    ),
+    "gpt-realtime-semantic-low": Defining(
+        GPT_MODEL,
+        "alloy",
+        16,
+        {
+            "type": "semantic_vad",
+            "eagerness": "low",
+            "create_response": True,
+            "interrupt_response": True,
+        },
+    ),
+    "gemini-3.1-flash-live": Defining(
+        "models/gemini-3.1-flash-live-preview",
+        "Kore",
+        16,
+        {"prefixPaddingMs": 300, "silenceDurationMs": 500},
+        {"activity_handling": "START_OF_ACTIVITY_INTERRUPTS"},
+    ),
+    "grok-voice": Defining(
+        "grok-voice-latest",
+        "eve",
+        8,
+        {
+            "type": "server_vad",
+            "threshold": 0.5,
+            "prefix_padding_ms": 300,
+            "silence_duration_ms": 300,
+        },
+        {"commit_settle_s": 0.5},
+    ),
+}
+"""Every bundled hosted card's defining settings, as the paper ran them."""
+
+
+def card_model(card: SystemCard) -> str | None:
+    """The model a card names: Gemini's in ``params.model``, the others' in the endpoint's query."""
+    if HOSTED[card.name] is Dialect.GEMINI:
+        return card.params.get("model")
+    (model,) = parse_qs(urlsplit(card.endpoint or "").query)["model"]
+    return model
+
+
+def sent(record: SessionRecord) -> tuple[str, str, Any]:
+    """The model, voice and turn detection a session asked the fake for."""
+    settings = record.settings
+    if record.dialect == Dialect.GEMINI.value:
+        voice = settings["generationConfig"]["speechConfig"]["voiceConfig"]
+        return (
+            settings["model"],
+            voice["prebuiltVoiceConfig"]["voiceName"],
+            settings["realtimeInputConfig"],
+        )
+    (model,) = parse_qs(urlsplit(record.path).query)["model"]
+    if record.dialect == Dialect.XAI.value:
+        return model, settings["voice"], settings["turn_detection"]
+    audio = settings["audio"]
+    return model, audio["output"]["voice"], audio["input"]["turn_detection"]
+
 
 def sessions(
     run: tuple[Path, dict[Dialect, FakeServer]], name: str
@@ -43,7 +164,66 @@ def sessions(
     """Each point's trace and the fake's record of its session."""
     run_dir, fakes = run
     fake = fakes[HOSTED[name]]
-    return {pid: (t, fake.session(session_of(t))) for pid, t in traces(run_dir, name).items()}
+    found = {pid: (t, fake.session(session_of(t))) for pid, t in traces(run_dir, name).items()}
+    assert len(found) == POINTS, (name, sorted(found))
+    return found
+
+
+def harness_ended(
+    run: tuple[Path, dict[Dialect, FakeServer]], name: str
+) -> dict[str, tuple[dict[str, Any], SessionRecord]]:
+    """:func:`sessions` at the points where the harness ended the turn (endpointer off)."""
+    found = {pid: s for pid, s in sessions(run, name).items() if not s[1].endpointing}
+    assert len(found) == POINTS - ENDPOINTING, (name, sorted(found))
+    return found
+
+
+def test_every_bundled_hosted_card_has_its_defining_settings_here() -> None:
+    hosted = {p.stem for p in SYSTEMS.glob("*.toml") if load_card(p).family is Family.HOSTED}
+    assert hosted == set(PAPER) == set(HOSTED)
+    assert len(PAPER) == 5
+
+
+@pytest.mark.parametrize("name", sorted(PAPER))
+def test_each_hosted_card_is_the_configuration_the_paper_ran(name: str) -> None:
+    card = load_card(SYSTEMS / f"{name}.toml")
+    paper = PAPER[name]
+    assert card.turn_detection == paper.turn_detection
+    assert card.concurrency == paper.concurrency
+    assert card_model(card) == paper.model
+    assert card.params.get("voice") == paper.voice
+    assert {key: card.params.get(key) for key in paper.params} == paper.params
+    assert (card.sample_rate, card.frame_ms) == (24_000, 20)
+
+
+@pytest.mark.parametrize("name", sorted(PAPER))
+def test_each_session_asks_for_the_papers_model_voice_and_endpointer(
+    hosted_run: tuple[Path, dict[Dialect, FakeServer]], name: str
+) -> None:
+    """What the adapter sent, against the literals: at pauses the endpointer, else it off.
+
+    The run's record says the card ran at the paper's concurrency (too many sessions to see
+    at the fake on four points).
+    """
+    paper = PAPER[name]
+    dialect = HOSTED[name]
+    on: Any = paper.turn_detection
+    off: Any = {"type": None} if dialect is Dialect.XAI else None
+    if dialect is Dialect.GEMINI:
+        on = {
+            "automaticActivityDetection": {"disabled": False, **paper.turn_detection},
+            "activityHandling": paper.params["activity_handling"],
+        }
+        off = {"automaticActivityDetection": {"disabled": True}}
+    run_dir, _ = hosted_run
+    ran = json.loads((run_dir / "run.json").read_text())["systems"][name]["card"]
+    assert ran["concurrency"] == paper.concurrency
+    pauses = 0
+    for pid, (_, record) in sessions(hosted_run, name).items():
+        pauses += record.endpointing
+        expected = (paper.model, paper.voice, on if record.endpointing else off)
+        assert sent(record) == expected, pid
+    assert pauses == ENDPOINTING
 
 
 @pytest.mark.parametrize("name", sorted(HOSTED))
@@ -59,23 +239,19 @@ def test_every_client_message_is_well_formed_and_the_history_arrives_as_text(
 def test_the_endpointer_is_on_at_pauses_only_and_the_harness_ends_other_turns(
     hosted_run: tuple[Path, dict[Dialect, FakeServer]], name: str, hosted_points: Path
 ) -> None:
+    """Pauses only; the settings each session sent are checked against the literals above."""
     kinds = {p.point_id: p.kind for p in read_points(hosted_points)}
     dialect = HOSTED[name]
-    card = find_card(name, SYSTEMS)
-    for pid, (_, record) in sessions(hosted_run, name).items():
+    found = sessions(hosted_run, name)
+    assert sorted(kinds[pid].value for pid in found) == [
+        "fact_recall",
+        "pause",
+        "turn_end",
+        "turn_end",
+    ]
+    for pid, (_, record) in found.items():
         pause = kinds[pid] is PointKind.PAUSE
-        assert record.endpointing is pause
-        settings = record.settings
-        if dialect is Dialect.GEMINI:
-            detection = settings["realtimeInputConfig"]["automaticActivityDetection"]
-            assert detection == (
-                {"disabled": False, **card.turn_detection} if pause else {"disabled": True}
-            )
-        elif dialect is Dialect.XAI:
-            assert settings["turn_detection"] == (card.turn_detection if pause else {"type": None})
-        else:
-            turns = settings["audio"]["input"]["turn_detection"]
-            assert turns == (card.turn_detection if pause else None)
+        assert record.endpointing is pause, pid
         if pause:
             assert {a.trigger for a in record.answers} == {"vad"}
             continue
@@ -93,9 +269,7 @@ def test_answers_arrive_whole_and_on_the_stream_clock_the_fake_used(
 ) -> None:
     """Odd-byte deltas lose no sample; the first audio arrives when the fake sent it."""
     expected = len(answer_audio(REPLY_TEXT))
-    for pid, (trace, record) in sessions(hosted_run, name).items():
-        if record.endpointing:
-            continue
+    for pid, (trace, record) in harness_ended(hosted_run, name).items():
         (answer,) = record.answers
         audio = [o for o in trace["outputs"] if o["kind"] == "audio"]
         assert sum(o["samples"] for o in audio) == expected, pid
@@ -114,9 +288,9 @@ def test_speech_over_the_answer_stops_its_playback_and_the_trace_says_so(
     hosted_run: tuple[Path, dict[Dialect, FakeServer]], name: str, hosted_points: Path
 ) -> None:
     run_dir, _ = hosted_run
-    for pid, (trace, record) in sessions(hosted_run, name).items():
-        if not record.endpointing:
-            continue
+    at_pauses = {pid: s for pid, s in sessions(hosted_run, name).items() if s[1].endpointing}
+    assert len(at_pauses) == ENDPOINTING
+    for pid, (trace, record) in at_pauses.items():
         first = record.answers[0]
         assert first.stopped_s is not None and first.onset_s is not None
         stops = [o for o in trace["outputs"] if o["kind"] == "interrupted"]
@@ -138,9 +312,7 @@ def test_speech_over_the_answer_stops_its_playback_and_the_trace_says_so(
 def test_grok_waits_for_committed_plus_half_a_second_and_records_the_wait(
     hosted_run: tuple[Path, dict[Dialect, FakeServer]],
 ) -> None:
-    for pid, (trace, record) in sessions(hosted_run, "grok-voice").items():
-        if record.endpointing:
-            continue
+    for pid, (trace, record) in harness_ended(hosted_run, "grok-voice").items():
         requests = [
             o["detail"]
             for o in trace["outputs"]
@@ -167,7 +339,9 @@ def test_openai_beta_event_names_are_accepted(
         tallies = run_rollouts(hosted_points, [card], RunSettings("beta", retries=0))
     assert tallies[card.name].done == 2
     expected = len(answer_audio(REPLY_TEXT))
-    for trace in traces(runs_dir(hosted_points) / "beta", card.name).values():
+    found = traces(runs_dir(hosted_points) / "beta", card.name)
+    assert len(found) == 2
+    for trace in found.values():
         audio = [o for o in trace["outputs"] if o["kind"] == "audio"]
         assert {o["detail"]["type"] for o in audio} == {"response.audio.delta"}
         assert sum(o["samples"] for o in audio) == expected

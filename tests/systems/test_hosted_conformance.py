@@ -137,6 +137,8 @@ def test_every_client_message_validates_against_the_sdk_types(
     hosted_run: tuple[Path, dict[Dialect, FakeServer]], dialect: Dialect
 ) -> None:
     _, fakes = hosted_run
+    cards = [name for name, spoken in HOSTED.items() if spoken is dialect]
+    assert len(fakes[dialect].sessions) == 4 * len(cards)  # four points a card
     seen: set[str] = set()
     for record in fakes[dialect].sessions:
         assert record.messages

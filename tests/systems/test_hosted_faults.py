@@ -184,7 +184,7 @@ def test_a_fault_is_a_transport_error_with_its_cause_and_the_run_goes_on(
     refused = FAULTS[label].behaviour is None
     assert (tally.done, tally.failed) == ((0, 2) if refused else (1, 1))
     recorded = outcome.first_causes[label]
-    assert len(recorded) == tally.failed
+    assert len(recorded) == tally.failed > 0
     for cause in recorded:
         assert cause.startswith(f"transport: system card {label}: ")
         assert FAULTS[label].cause in cause, cause
@@ -206,7 +206,9 @@ def test_failed_rollouts_are_retried_on_resume_and_finished_ones_kept(
 def test_a_server_error_event_is_recorded_and_the_rollout_goes_on(outcome: Outcome) -> None:
     assert outcome.first["error-event"].done == 2
     codes = []
-    for trace in traces(outcome.run_dir, "error-event").values():
+    found = traces(outcome.run_dir, "error-event")
+    assert len(found) == 2
+    for trace in found.values():
         codes += [o["detail"]["error"]["code"] for o in trace["outputs"] if o["kind"] == "error"]
         assert any(o["kind"] == "audio" for o in trace["outputs"])
     assert codes == ["server_error"]  # in the first session only
@@ -215,7 +217,9 @@ def test_a_server_error_event_is_recorded_and_the_rollout_goes_on(outcome: Outco
 def test_a_stalled_server_answers_late_and_the_trace_shows_when(outcome: Outcome) -> None:
     fake = outcome.fakes["stall"]
     late = 0
-    for trace in traces(outcome.run_dir, "stall").values():
+    found = traces(outcome.run_dir, "stall")
+    assert len(found) == 2
+    for trace in found.values():
         (answer,) = fake.session(session_of(trace)).answers
         assert answer.onset_s is not None
         late += answer.onset_s >= answer.requested_s + 1.5

@@ -172,6 +172,7 @@ class SessionRecord:
     Attributes:
         session_id: The id the fake gave the session (sent to the client).
         dialect: Which API it spoke.
+        path: The path the client opened, with its query (where OpenAI and xAI name the model).
         endpointing: Whether its VAD was on.
         settings: The session settings the client sent.
         received: Types (or fields) of every client message, in order.
@@ -189,6 +190,7 @@ class SessionRecord:
 
     session_id: str
     dialect: str
+    path: str = ""
     endpointing: bool = True
     settings: dict[str, Any] = field(default_factory=dict)
     received: list[str] = field(default_factory=list)

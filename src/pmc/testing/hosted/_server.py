@@ -434,6 +434,7 @@ async def serve_fake(
     async def handler(ws: ServerConnection) -> None:
         number = next(ids)
         record = SessionRecord(f"sess_{number:04d}", factory.DIALECT)
+        record.path = ws.request.path if ws.request is not None else ""
         record.messages = [] if keep_messages else None
         server_state.sessions.append(record)
         behaviour = server_state.behaviour
