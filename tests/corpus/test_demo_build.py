@@ -139,7 +139,9 @@ def test_bundled_demo_corpus(demo_workdir: Path) -> None:
     durations = [c.duration_s for c in conversations]
     assert all(120 <= d <= 240 for d in durations), durations
     assert sum(durations) >= 20 * 60
-    for truth_path in sorted((demo_workdir / "demo-source" / "ground_truth").glob("*.json")):
+    truths = sorted((demo_workdir / "demo-source" / "ground_truth").glob("*.json"))
+    assert len(truths) == len(conversations)  # one ground truth per conversation
+    for truth_path in truths:
         events = json.loads(truth_path.read_text())["events"]
         (fact,) = [e for e in events if e["kind"] == "fact"]
         assert fact["end_conv_s"] <= 30.0

@@ -106,6 +106,7 @@ def test_a_rerun_keeps_finished_rollouts_and_changes_nothing(workdir: Path) -> N
     run_rollouts(workdir, cards("person"), settings)
     run = runs_dir(workdir) / "resume"
     before = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    assert len(before) == 1 + 4 * 3  # run.json, and each of 4 rollouts' three files
     tallies = run_rollouts(workdir, cards("person"), settings)
     assert (tallies["person"].done, tallies["person"].kept) == (0, 4)
     assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == before

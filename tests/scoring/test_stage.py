@@ -56,7 +56,9 @@ def test_always_speak_takes_every_pause_and_runs_to_the_cap(run: Path) -> None:
     assert pause.pause is not None
     assert pause.pause.outcome is PauseOutcome.TAKEOVER
     assert pause.pause.under_way and pause.pause.latency_s == 0.0
-    for s in by_kind(run, "always-speak", PointKind.TURN_END):
+    ends = by_kind(run, "always-speak", PointKind.TURN_END)
+    assert len(ends) == 2
+    for s in ends:
         assert s.reply is not None
         assert s.reply.censored
         assert s.reply.latency_s is not None and s.reply.latency_s <= 0
@@ -82,7 +84,9 @@ def test_the_person_holds_replies_on_time_and_matches_its_own_words(run: Path) -
 
 
 def test_the_shuffled_person_sits_near_the_similarity_floor(run: Path) -> None:
-    for s in by_kind(run, "shuffled-person", PointKind.TURN_END):
+    ends = by_kind(run, "shuffled-person", PointKind.TURN_END)
+    assert len(ends) == 2
+    for s in ends:
         assert s.reply is not None and s.reply.token_f1 is not None and s.reply.cosine is not None
         assert s.reply.token_f1 < 0.5
         assert s.reply.cosine < 0.6
