@@ -41,10 +41,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from pmc import io
 from pmc.cli import cli
 from pmc.gate import OnsetRule
-from pmc.points import MANIFEST_FILE, Point, PointKind, read_points
+from pmc.points import Point, PointKind, read_points
 from pmc.scoring import PauseOutcome, Score, ScoreStatus, read_scores, runs
 from pmc.testing.duplex import (
     OPUS_DELAY_S,
@@ -55,7 +54,7 @@ from pmc.testing.duplex import (
     listening_moshi_process,
 )
 from pmc.testing.hosted import FakeBehaviour, FakeProcess, fake_process
-from tests.systems.conftest import card_at, session_of, traces
+from tests.systems.conftest import card_at, linked_points, session_of, traces
 
 pytestmark = pytest.mark.slow
 
@@ -109,17 +108,7 @@ def pick(points: list[Point]) -> list[Point]:
 def workdir(demo_points_workdir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A working directory holding :func:`pick`'s demo points (their cuts linked, not copied)."""
     work = tmp_path_factory.mktemp("known-timing")
-    audio = work / "points" / "audio"
-    audio.mkdir(parents=True)
-    chosen = pick(read_points(demo_points_workdir))
-    for point in chosen:
-        (audio / point.point_id).symlink_to(
-            demo_points_workdir / "points" / "audio" / point.point_id
-        )
-    with io.atomic_open(work / "points" / MANIFEST_FILE) as handle:
-        for point in chosen:
-            handle.write(io.json_line(point.to_dict()))
-    return work
+    return linked_points(demo_points_workdir, pick(read_points(demo_points_workdir)), work)
 
 
 def duplex_card(url: str, folder: Path, concurrency: int) -> Path:

@@ -12,7 +12,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
+from pmc import io
 from pmc.harness import RunSettings, run_rollouts, runs_dir
+from pmc.points import MANIFEST_FILE, Point
 from pmc.systems import SystemCard, load_card
 from pmc.testing.hosted import Dialect, FakeBehaviour, FakeServer, fake_in_thread
 from pmc.testing.points import write_points
@@ -169,3 +171,15 @@ def held_off_s(trace: dict[str, Any]) -> float:
     a 20 ms frame shows in the input lateness, a shorter one stays within :data:`ON_TIME_S`.
     """
     return float(trace["audit"]["lateness_max_ms"]) / 1000
+
+
+def linked_points(source: Path, chosen: list[Point], work: Path) -> Path:
+    """A working directory ``work`` holding ``chosen`` points of ``source`` (cuts linked)."""
+    audio = work / "points" / "audio"
+    audio.mkdir(parents=True)
+    for point in chosen:
+        (audio / point.point_id).symlink_to(source / "points" / "audio" / point.point_id)
+    with io.atomic_open(work / "points" / MANIFEST_FILE) as handle:
+        for point in chosen:
+            handle.write(io.json_line(point.to_dict()))
+    return work

@@ -21,12 +21,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pmc import io
 from pmc.cli import cli
-from pmc.points import MANIFEST_FILE, Point, PointKind, read_points
+from pmc.points import Point, PointKind, read_points
 from pmc.scoring import PauseOutcome, Score, ScoreStatus, read_scores
 from pmc.testing.hosted import AnswerRecord, FakeBehaviour, FakeProcess, fake_process
-from tests.systems.conftest import HOSTED, card_at, session_of, traces
+from tests.systems.conftest import HOSTED, card_at, linked_points, session_of, traces
 
 pytestmark = pytest.mark.slow
 
@@ -60,17 +59,7 @@ def pick(points: list[Point]) -> list[Point]:
 def workdir(demo_points_workdir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A working directory holding :func:`pick`'s demo points (their cuts linked, not copied)."""
     work = tmp_path_factory.mktemp("hosted-e2e")
-    audio = work / "points" / "audio"
-    audio.mkdir(parents=True)
-    chosen = pick(read_points(demo_points_workdir))
-    for point in chosen:
-        (audio / point.point_id).symlink_to(
-            demo_points_workdir / "points" / "audio" / point.point_id
-        )
-    with io.atomic_open(work / "points" / MANIFEST_FILE) as handle:
-        for point in chosen:
-            handle.write(io.json_line(point.to_dict()))
-    return work
+    return linked_points(demo_points_workdir, pick(read_points(demo_points_workdir)), work)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,6 @@ import contextlib
 import json
 import os
 import random
-import select
 import socket
 import subprocess
 import sys
@@ -43,6 +42,7 @@ from pmc.harness._protocol import ProtocolParams
 from pmc.harness._rollout import RolloutJob, RolloutResult, run_rollout
 from pmc.points import Point, PointKind
 from pmc.systems import Preload, SystemCard, TimedWord, create_adapter
+from pmc.testing._child import serve_in_child
 from pmc.testing.hosted._behaviour import REPLY_TEXT
 from pmc.testing.hosted._endpointer import Change, EnergyEndpointer
 from pmc.testing.hosted._server import sleep_until
@@ -492,31 +492,10 @@ def listening_moshi_process(
     standard input closes, then prints every session's record as JSON.
     """
     spec = json.dumps(asdict(behaviour or ListenerBehaviour()))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pmc.testing.duplex", spec],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    stdin, stdout = process.stdin, process.stdout
-    if stdin is None or stdout is None:  # never: both pipes were asked for
-        raise RuntimeError("no pipes to the fake's process")
-    try:
-        ready, _, _ = select.select([stdout], [], [], START_TIMEOUT_S)
-        url = stdout.readline().strip() if ready else ""
-        if not url.startswith("ws://"):
-            raise RuntimeError(f"the fake did not start (exit status {process.poll()})")
-        fake = ListenerProcess(url)
+    with serve_in_child("pmc.testing.duplex", spec, START_TIMEOUT_S) as child:
+        fake = ListenerProcess(child.url)
         yield fake
-        stdin.close()  # the child stops serving, prints its records and exits
-        report = stdout.read()
-        process.wait(STOP_TIMEOUT_S)
-        fake.sessions = [_session_from(row) for row in json.loads(report)]
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        stdout.close()
+    fake.sessions = [_session_from(row) for row in child.records]
 
 
 def _session_from(data: dict[str, Any]) -> ListenerSession:

@@ -11,14 +11,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import select
-import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from pmc.testing._child import serve_in_child
 from pmc.testing.hosted._behaviour import AnswerRecord, FakeBehaviour, SessionRecord
 from pmc.testing.hosted._gemini import GeminiFakeSession
 from pmc.testing.hosted._openai import OpenAIBetaFakeSession, OpenAIFakeSession, XaiFakeSession
@@ -75,31 +74,10 @@ def fake_process(
             "auth_header": auth_header,
         }
     )
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pmc.testing.hosted", spec],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    stdin, stdout = process.stdin, process.stdout
-    if stdin is None or stdout is None:  # never: both pipes were asked for
-        raise RuntimeError("no pipes to the fake's process")
-    try:
-        ready, _, _ = select.select([stdout], [], [], START_TIMEOUT_S)
-        url = stdout.readline().strip() if ready else ""
-        if not url.startswith("ws://"):
-            raise RuntimeError(f"the fake did not start (exit status {process.poll()})")
-        fake = FakeProcess(url)
+    with serve_in_child("pmc.testing.hosted", spec, START_TIMEOUT_S) as child:
+        fake = FakeProcess(child.url)
         yield fake
-        stdin.close()  # the child stops serving, prints its records and exits
-        report = stdout.read()
-        process.wait(START_TIMEOUT_S)
-        fake.sessions = [_record_from(r) for r in json.loads(report)]
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        stdout.close()
+    fake.sessions = [_record_from(r) for r in child.records]
 
 
 async def _serve(dialect: str, behaviour: FakeBehaviour, auth_header: str) -> list[SessionRecord]:
