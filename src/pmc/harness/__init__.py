@@ -27,6 +27,7 @@ from pmc.harness._stage import (
 )
 from pmc.harness._streamer import FrameTiming, Tick, frame_ns, stream_frames, stream_until
 from pmc.harness._trace import (
+    PLAYED_FILE,
     TRACE_SCHEMA_VERSION,
     OutputRecord,
     RolloutTrace,
@@ -39,6 +40,7 @@ __all__ = [
     "ERROR_FILE",
     "LATE_BOUND_MS",
     "NS_PER_S",
+    "PLAYED_FILE",
     "RUN_FILE",
     "TRACE_FILE",
     "TRACE_SCHEMA_VERSION",

@@ -27,6 +27,9 @@ from pmc.systems import EventKind, SystemEvent
 
 TRACE_SCHEMA_VERSION = 1
 
+PLAYED_FILE = "played.flac"
+"""A rollout's played track: its output placed on the stream clock as a client plays it."""
+
 
 @dataclass(frozen=True)
 class OutputRecord:
@@ -195,7 +198,7 @@ def write_rollout(folder: Path, trace: RolloutTrace, played: Played, raw: FloatA
     """Write a rollout's files atomically; ``trace.json`` last, so its presence means done."""
     buffer = _io.BytesIO()
     sf.write(buffer, played.track, SAMPLE_RATE, format="FLAC", subtype="PCM_16")
-    io.write_bytes(folder / "played.flac", buffer.getvalue())
+    io.write_bytes(folder / PLAYED_FILE, buffer.getvalue())
     io.write_bytes(folder / "output.wav", wav_bytes(raw, SAMPLE_RATE))
     io.write_json(folder / "trace.json", trace.to_dict())
 
@@ -203,5 +206,5 @@ def write_rollout(folder: Path, trace: RolloutTrace, played: Played, raw: FloatA
 def read_rollout(folder: Path) -> tuple[RolloutTrace, FloatArray]:
     """A rollout's trace and played track."""
     trace = RolloutTrace.from_dict(io.read_json(folder / "trace.json"))
-    track, _ = sf.read(folder / "played.flac", dtype="float32")
+    track, _ = sf.read(folder / PLAYED_FILE, dtype="float32")
     return trace, np.asarray(track, dtype=np.float32)

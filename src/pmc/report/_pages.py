@@ -16,8 +16,9 @@ from urllib.parse import quote
 
 import soundfile as sf
 
+from pmc.harness import PLAYED_FILE
 from pmc.points import Point, PointKind
-from pmc.report._rollouts import PLAYED_FILE, RolloutView
+from pmc.report._rollouts import RolloutView
 from pmc.report._table import Cell, show
 from pmc.report._timeline import Timeline, svg
 from pmc.scoring import ScoreStatus

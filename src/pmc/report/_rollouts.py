@@ -17,11 +17,9 @@ from typing import Any
 
 from pmc import io
 from pmc.errors import PmcError
-from pmc.harness import ERROR_FILE, TRACE_FILE
+from pmc.harness import ERROR_FILE, PLAYED_FILE, TRACE_FILE
 from pmc.points import Point, PointKind
 from pmc.scoring import Score, read_scores
-
-PLAYED_FILE = "played.flac"
 
 
 @dataclass(frozen=True)

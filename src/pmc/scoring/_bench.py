@@ -15,7 +15,7 @@ from typing import Any
 
 import soundfile as sf
 
-from pmc.harness import RunSettings, run_rollouts, runs_dir
+from pmc.harness import PLAYED_FILE, RunSettings, run_rollouts, runs_dir
 from pmc.scoring._stage import run_scoring
 from pmc.scoring._types import ScoreSettings
 from pmc.systems import find_card
@@ -53,7 +53,7 @@ def bench_score(asr: str, workers: int, systems_dir: Path, rollouts: int = 2) ->
         cards = [find_card(name, systems_dir) for name in BENCH_SYSTEMS]
         run_rollouts(workdir, cards, RunSettings("bench", rollouts=rollouts))
         run = runs_dir(workdir) / "bench"
-        tracks = list(run.glob("rollouts/*/*/*/played.flac"))
+        tracks = list(run.glob(f"rollouts/*/*/*/{PLAYED_FILE}"))
         played = sum(sf.info(str(p)).duration for p in tracks)
         start = time.perf_counter()
         run_scoring(run, ScoreSettings(asr=asr), workers=workers)

@@ -42,7 +42,7 @@ from pmc.asr import DEFAULT_ASR, WHISPER_RATE, FasterWhisper, TimedWord
 from pmc.audio import SAMPLE_RATE, FloatArray, resample
 from pmc.errors import InputError, PmcError, Problem
 from pmc.gate import GateParams, Interval, speech_intervals
-from pmc.harness import TRACE_FILE, read_rollout, rollout_dir
+from pmc.harness import PLAYED_FILE, TRACE_FILE, read_rollout, rollout_dir
 
 CALIBRATION_SCHEMA_VERSION = 1
 LABELS_SCHEMA_VERSION = 1
@@ -50,9 +50,6 @@ CALIBRATION_DIR = "calibration"
 LABELS_DIR = "labels"
 THREADS_PER_WORKER = 2
 """CTranslate2 threads per transcribing process, as :class:`pmc.asr.FasterWhisper` uses."""
-
-PLAYED_FILE = "played.flac"
-"""The rollout's played track (:func:`pmc.harness.write_rollout`)."""
 
 Advance = Callable[[], None]
 Start = Callable[[int], Advance]
