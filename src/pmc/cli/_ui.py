@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from pmc.progress import Advance, Start
 
 out = Console(highlight=False)
 """Results (tables) go to standard output."""
@@ -24,7 +26,7 @@ workdir_option = click.option(
 
 
 @contextmanager
-def progress_bar(description: str) -> Iterator[Callable[[int], Callable[[], None]]]:
+def progress_bar(description: str) -> Iterator[Start]:
     """A progress bar on standard error; yields ``start(total) -> advance``."""
     with Progress(
         TextColumn("{task.description}"),
@@ -35,7 +37,7 @@ def progress_bar(description: str) -> Iterator[Callable[[int], Callable[[], None
         transient=False,
     ) as progress:
 
-        def start(total: int) -> Callable[[], None]:
+        def start(total: int) -> Advance:
             task = progress.add_task(description, total=total)
             return lambda: progress.advance(task)
 

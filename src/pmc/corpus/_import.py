@@ -14,6 +14,7 @@ from pmc.corpus._source import CorpusSource, Filtered, FilterReason, Skipped
 from pmc.corpus._store import SUMMARY_FILE, corpus_dir, write_conversation
 from pmc.corpus._types import Conversation, SourceKind
 from pmc.errors import InputError, Problem
+from pmc.progress import Start
 
 IMPORT_SUMMARY_SCHEMA_VERSION = 1
 
@@ -66,7 +67,7 @@ def import_corpus(
     *,
     min_duration_s: float = MIN_DURATION_S,
     on_skip: Callable[[Skipped], None] | None = None,
-    progress: Callable[[int], Callable[[], None]] | None = None,
+    progress: Start | None = None,
 ) -> ImportSummary:
     """Read every conversation ``source`` finds and store the good ones under ``workdir``.
 

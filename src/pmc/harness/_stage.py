@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io as _io
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -33,6 +33,7 @@ from pmc.harness._rollout import RolloutJob, run_rollout
 from pmc.harness._streamer import FrameTiming
 from pmc.harness._trace import write_rollout
 from pmc.points import MANIFEST_FILE, Point, PointKind, points_dir, read_points
+from pmc.progress import Advance, Start
 from pmc.systems import Family, SystemCard, TransportError, adapter_factory, create_adapter
 
 RUNS_DIR = "runs"
@@ -201,7 +202,7 @@ def run_rollouts(
     workdir: Path,
     cards: Sequence[SystemCard],
     settings: RunSettings,
-    start: Callable[[int], Callable[[], None]] | None = None,
+    start: Start | None = None,
 ) -> dict[str, SystemTally]:
     """Run every card at every point ``settings.rollouts`` times; resume what a run began.
 
@@ -272,7 +273,7 @@ async def _run_all(
     pdir: Path,
     settings: RunSettings,
     tallies: dict[str, SystemTally],
-    advance: Callable[[], None],
+    advance: Advance,
 ) -> None:
     overall = asyncio.Semaphore(concurrency)
     per_card = {t.card.name: asyncio.Semaphore(t.card.concurrency) for t in tasks}

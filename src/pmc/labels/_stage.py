@@ -7,7 +7,6 @@ settings is not labelled again, so a killed run resumes where it stopped.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from pmc.labels._engine import ENGINE_VERSION, EngineSettings, label_conversatio
 from pmc.labels._gapfill import empty_stretches, fill_gaps
 from pmc.labels._types import Labels
 from pmc.labels._vap import Projector, flag_with_projection
+from pmc.progress import Start
 
 LABELS_DIR = "labels"
 SELECTION_FILE = "selection.json"
@@ -75,7 +75,7 @@ def run_labels(
     engine: EngineSettings | None = None,
     asr: str | None = None,
     projector: Projector | None = None,
-    progress: Callable[[int], Callable[[], None]] | None = None,
+    progress: Start | None = None,
 ) -> LabelRun:
     """Label every conversation of the corpus in ``workdir``.
 

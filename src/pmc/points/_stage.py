@@ -10,7 +10,6 @@ import functools
 import json
 import shutil
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -55,6 +54,7 @@ from pmc.points._recall import (
     read_facts,
 )
 from pmc.points._types import JudgeVerdict, Point, PointKind, point_id
+from pmc.progress import Start
 from pmc.tts import TextToSpeech, VoiceHint, create_tts
 
 POINTS_DIR = "points"
@@ -223,7 +223,7 @@ def run_points(
     seed: int = 0,
     tts: str = "piper",
     judge: LlmClient | None = None,
-    progress: Callable[[int], Callable[[], None]] | None = None,
+    progress: Start | None = None,
 ) -> tuple[list[Point], Funnel]:
     """Build the point set of ``workdir`` (reads corpus and labels, writes ``points/``).
 

@@ -27,7 +27,7 @@ import csv
 import io as _io
 import multiprocessing
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, replace
 from enum import IntEnum, StrEnum
@@ -43,6 +43,7 @@ from pmc.audio import SAMPLE_RATE, FloatArray, resample
 from pmc.errors import InputError, PmcError, Problem
 from pmc.gate import GateParams, Interval, speech_intervals
 from pmc.harness import PLAYED_FILE, TRACE_FILE, read_rollout, rollout_dir
+from pmc.progress import Advance, Start
 
 CALIBRATION_SCHEMA_VERSION = 1
 LABELS_SCHEMA_VERSION = 1
@@ -50,10 +51,6 @@ CALIBRATION_DIR = "calibration"
 LABELS_DIR = "labels"
 THREADS_PER_WORKER = 2
 """CTranslate2 threads per transcribing process, as :class:`pmc.asr.FasterWhisper` uses."""
-
-Advance = Callable[[], None]
-Start = Callable[[int], Advance]
-"""Progress hook: ``start(total)`` returns the function called once per item done."""
 
 
 class Verdict(StrEnum):

@@ -22,6 +22,7 @@ from pmc.asr import FasterWhisper, Transcriber, create_transcriber
 from pmc.errors import PmcError
 from pmc.harness import ERROR_FILE, RUN_FILE, TRACE_FILE
 from pmc.points import Point, read_points
+from pmc.progress import Start
 from pmc.scoring._embed import embedder
 from pmc.scoring._rollout import score_rollout
 from pmc.scoring._types import Score, ScoreSettings, ScoreStatus
@@ -123,7 +124,7 @@ def run_scoring(
     settings: ScoreSettings,
     workers: int = 2,
     systems: list[str] | None = None,
-    start: Callable[[int], Callable[[], None]] | None = None,
+    start: Start | None = None,
     judge: Callable[[Score], Score] | None = None,
 ) -> dict[str, ScoreTally]:
     """Score every rollout of the run in ``run_dir``; keep what is already scored alike.
