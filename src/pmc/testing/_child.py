@@ -2,7 +2,8 @@
 
 A fake in a process of its own takes no interpreter time from the harness it is measured by, as
 a server on another machine would not. The child prints its URL on its first line, serves until
-its standard input closes, then prints its records as one JSON document.
+its standard input closes, then prints its records as one JSON document (or nothing, when
+it keeps none).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def serve_in_child(module: str, spec: str, timeout_s: float) -> Iterator[Child]:
         stdin.close()  # the child stops serving, prints its records and exits
         report = stdout.read()
         process.wait(timeout_s)
-        child.records = json.loads(report)
+        child.records = json.loads(report) if report.strip() else []
     finally:
         if process.poll() is None:
             process.kill()

@@ -29,8 +29,6 @@ import contextlib
 import json
 import math
 import os
-import select
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -42,6 +40,7 @@ from websockets.exceptions import ConnectionClosed
 
 from pmc.audio import SAMPLE_RATE, FloatArray, to_pcm16
 from pmc.clock import NS_PER_S, RealClock
+from pmc.testing._child import serve_in_child
 
 HOST = "127.0.0.1"
 LATENCY_MS = 700.0
@@ -245,29 +244,8 @@ def fake_system_process(behaviour: FakeBehaviour | None = None) -> Iterator[str]
     input closes, so it cannot outlive this process.
     """
     spec = json.dumps(asdict(behaviour or FakeBehaviour()))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pmc.testing.loopback", spec],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    stdin, stdout = process.stdin, process.stdout
-    if stdin is None or stdout is None:  # never: both pipes were asked for
-        raise RuntimeError("no pipes to the fake system's process")
-    try:
-        ready, _, _ = select.select([stdout], [], [], START_TIMEOUT_S)
-        url = stdout.readline().strip() if ready else ""
-        if not url.startswith("ws://"):
-            raise RuntimeError(f"the fake system did not start (exit status {process.poll()})")
-        yield url
-    finally:
-        stdin.close()
-        try:
-            process.wait(START_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        stdout.close()
+    with serve_in_child("pmc.testing.loopback", spec, START_TIMEOUT_S) as child:
+        yield child.url
 
 
 async def _serve_until_stdin_closes(behaviour: FakeBehaviour) -> None:
