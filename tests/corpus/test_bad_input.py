@@ -11,17 +11,8 @@ from click.testing import CliRunner
 from pmc.cli import cli
 from pmc.corpus import SeamlessSource, import_corpus
 from pmc.errors import Problem
-from pmc.testing import FakeParticipant, participant, write_extracted, write_raw
-
-GOOD = "V00_S0001_I00000001"
-BAD = "V00_S0002_I00000002"
-
-
-def _pair(key: str) -> list[FakeParticipant]:
-    return [
-        participant(f"{key}_P0001", [("hi", 0.5, 0.8)]),
-        participant(f"{key}_P0002", [("hey", 1.0, 1.3)]),
-    ]
+from pmc.testing import FakeParticipant, write_extracted, write_raw
+from tests.corpus.seamless_pairs import BAD, GOOD, pair
 
 
 def _folder(root: Path) -> Path:
@@ -68,8 +59,8 @@ CASES: dict[str, tuple[Callable[[FakeParticipant], FakeParticipant], Problem, st
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_bad_participant_skips_only_its_conversation(tmp_path: Path, case: str) -> None:
     spoil, problem, text = CASES[case]
-    bad_a, bad_b = _pair(BAD)
-    write_extracted(tmp_path / "src", [*_pair(GOOD), spoil(bad_a), bad_b])
+    bad_a, bad_b = pair(BAD)
+    write_extracted(tmp_path / "src", [*pair(GOOD), spoil(bad_a), bad_b])
     summary = import_corpus(SeamlessSource(tmp_path / "src"), tmp_path / "w", min_duration_s=0)
     assert summary.imported == [GOOD]
     (skipped,) = summary.skipped
@@ -80,7 +71,7 @@ def test_bad_participant_skips_only_its_conversation(tmp_path: Path, case: str) 
 
 
 def test_corrupt_wav(tmp_path: Path) -> None:
-    write_extracted(tmp_path / "src", [*_pair(GOOD), *_pair(BAD)])
+    write_extracted(tmp_path / "src", [*pair(GOOD), *pair(BAD)])
     wav = _folder(tmp_path / "src") / f"{BAD}_P0002.wav"
     wav.write_bytes(b"RIFF\x24\x00\x00\x00WAVEfmt garbage that is no header")
     summary = import_corpus(SeamlessSource(tmp_path / "src"), tmp_path / "w", min_duration_s=0)
@@ -91,7 +82,7 @@ def test_corrupt_wav(tmp_path: Path) -> None:
 
 
 def test_non_utf8_json(tmp_path: Path) -> None:
-    write_extracted(tmp_path / "src", [*_pair(GOOD), *_pair(BAD)])
+    write_extracted(tmp_path / "src", [*pair(GOOD), *pair(BAD)])
     meta = _folder(tmp_path / "src") / f"{BAD}_P0001.json"
     text = '{"metadata:transcript": [], "note": "caf\u00e9"}'
     meta.write_bytes(text.encode("latin-1"))
@@ -104,7 +95,7 @@ def test_non_utf8_json(tmp_path: Path) -> None:
 
 
 def test_invalid_json_names_the_line(tmp_path: Path) -> None:
-    write_extracted(tmp_path / "src", [*_pair(GOOD), *_pair(BAD)])
+    write_extracted(tmp_path / "src", [*pair(GOOD), *pair(BAD)])
     meta = _folder(tmp_path / "src") / f"{BAD}_P0001.json"
     meta.write_text('{\n  "metadata:vad": [\n  oops\n]}')
     summary = import_corpus(SeamlessSource(tmp_path / "src"), tmp_path / "w", min_duration_s=0)
@@ -114,8 +105,8 @@ def test_invalid_json_names_the_line(tmp_path: Path) -> None:
 
 
 def test_missing_vad_file_in_raw_layout(tmp_path: Path) -> None:
-    bad_a, bad_b = _pair(BAD)
-    write_raw(tmp_path / "src", [*_pair(GOOD), _no_vad(bad_a), bad_b])
+    bad_a, bad_b = pair(BAD)
+    write_raw(tmp_path / "src", [*pair(GOOD), _no_vad(bad_a), bad_b])
     summary = import_corpus(SeamlessSource(tmp_path / "src"), tmp_path / "w", min_duration_s=0)
     assert summary.imported == [GOOD]
     (skipped,) = summary.skipped
@@ -124,16 +115,16 @@ def test_missing_vad_file_in_raw_layout(tmp_path: Path) -> None:
 
 
 def test_bad_word_line_in_raw_layout_names_the_line(tmp_path: Path) -> None:
-    bad_a, bad_b = _pair(BAD)
-    write_raw(tmp_path / "src", [*_pair(GOOD), _inverted_word(bad_a), bad_b])
+    bad_a, bad_b = pair(BAD)
+    write_raw(tmp_path / "src", [*pair(GOOD), _inverted_word(bad_a), bad_b])
     summary = import_corpus(SeamlessSource(tmp_path / "src"), tmp_path / "w", min_duration_s=0)
     (skipped,) = summary.skipped
     assert f"{BAD}_P0001.jsonl: line 1: words[0]: word 'hi' has end" in skipped.message
 
 
 def test_lenient_words_drops_the_word_instead(tmp_path: Path) -> None:
-    bad_a, bad_b = _pair(BAD)
-    write_extracted(tmp_path / "src", [*_pair(GOOD), _inverted_word(bad_a), bad_b])
+    bad_a, bad_b = pair(BAD)
+    write_extracted(tmp_path / "src", [*pair(GOOD), _inverted_word(bad_a), bad_b])
     source = SeamlessSource(tmp_path / "src", lenient_words=True)
     summary = import_corpus(source, tmp_path / "w", min_duration_s=0)
     assert sorted(summary.imported) == [GOOD, BAD]
@@ -141,7 +132,7 @@ def test_lenient_words_drops_the_word_instead(tmp_path: Path) -> None:
 
 
 def test_interaction_with_one_participant(tmp_path: Path) -> None:
-    write_extracted(tmp_path / "src", [*_pair(GOOD), _pair(BAD)[0]])
+    write_extracted(tmp_path / "src", [*pair(GOOD), pair(BAD)[0]])
     summary = import_corpus(SeamlessSource(tmp_path / "src"), tmp_path / "w", min_duration_s=0)
     assert summary.imported == [GOOD]
     (skipped,) = summary.skipped
@@ -150,8 +141,8 @@ def test_interaction_with_one_participant(tmp_path: Path) -> None:
 
 
 def test_cli_prints_one_line_per_skip_and_a_summary(tmp_path: Path) -> None:
-    bad_a, bad_b = _pair(BAD)
-    write_extracted(tmp_path / "src", [*_pair(GOOD), _no_vad(bad_a), bad_b])
+    bad_a, bad_b = pair(BAD)
+    write_extracted(tmp_path / "src", [*pair(GOOD), _no_vad(bad_a), bad_b])
     args = ["corpus", "import", "seamless", str(tmp_path / "src"), "--workdir", str(tmp_path / "w")]
     result = CliRunner().invoke(cli, [*args, "--min-duration", "0"])
     assert result.exit_code == 0, result.output
@@ -163,13 +154,13 @@ def test_cli_prints_one_line_per_skip_and_a_summary(tmp_path: Path) -> None:
 
 
 def test_cli_fails_only_when_nothing_could_be_read(tmp_path: Path) -> None:
-    write_extracted(tmp_path / "src", [_pair(BAD)[0]])
+    write_extracted(tmp_path / "src", [pair(BAD)[0]])
     args = ["corpus", "import", "seamless", str(tmp_path / "src"), "--workdir", str(tmp_path / "w")]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 1
     assert "no conversation could be read" in result.output
     assert "Traceback" not in result.output
     # Too short to keep is still read: no failure.
-    write_extracted(tmp_path / "src2", _pair(GOOD))
+    write_extracted(tmp_path / "src2", pair(GOOD))
     args[3] = str(tmp_path / "src2")
     assert CliRunner().invoke(cli, args).exit_code == 0

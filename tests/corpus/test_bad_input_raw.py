@@ -11,19 +11,11 @@ from click.testing import CliRunner
 from pmc.cli import cli
 from pmc.corpus import SeamlessSource, import_corpus
 from pmc.errors import Problem
-from pmc.testing import FakeParticipant, participant, write_raw
+from pmc.testing import participant, write_raw
+from tests.corpus.seamless_pairs import BAD, GOOD, pair
 
-GOOD = "V00_S0001_I00000001"
-BAD = "V00_S0002_I00000002"
 FILE = f"{BAD}_P0001"
 """The participant each case spoils."""
-
-
-def _pair(key: str) -> list[FakeParticipant]:
-    return [
-        participant(f"{key}_P0001", [("hi", 0.5, 0.8)]),
-        participant(f"{key}_P0002", [("hey", 1.0, 1.3)]),
-    ]
 
 
 def _wav(base: Path) -> Path:
@@ -132,7 +124,7 @@ CASES: dict[str, tuple[Spoil, Problem, Callable[[Path], Path], str]] = {
 def test_bad_file_skips_only_its_conversation(tmp_path: Path, case: str) -> None:
     spoil, problem, at_fault, text = CASES[case]
     root = tmp_path / "src"
-    base = write_raw(root, [*_pair(GOOD), *_pair(BAD)])
+    base = write_raw(root, [*pair(GOOD), *pair(BAD)])
     spoil(base)
     summary = import_corpus(SeamlessSource(root), tmp_path / "w", min_duration_s=0)
     assert summary.imported == [GOOD]
@@ -154,7 +146,7 @@ def _import_cli(root: Path, workdir: Path, *flags: str) -> str:
 
 def test_lenient_words_drops_the_bad_word_instead_of_the_conversation(tmp_path: Path) -> None:
     root = tmp_path / "src"
-    base = write_raw(root, [*_pair(GOOD), *_pair(BAD)])
+    base = write_raw(root, [*pair(GOOD), *pair(BAD)])
     bad_word = '{"word": "uh", "start": 0.7, "end": 0.7}'
     _transcript(base).write_text(_words('{"word": "hi", "start": 0.5, "end": 0.6}', bad_word))
 
@@ -178,9 +170,9 @@ def test_lenient_words_drops_the_bad_word_instead_of_the_conversation(tmp_path: 
 
 def test_file_name_that_is_not_utf8_is_skipped_not_a_crash(tmp_path: Path) -> None:
     root = tmp_path / "src"
-    write_raw(root, _pair(GOOD))
+    write_raw(root, pair(GOOD))
     odd = Path(os.fsdecode(os.fsencode(root) + b"/disk\xff"))
-    base = write_raw(odd, _pair(BAD))
+    base = write_raw(odd, pair(BAD))
     output = _import_cli(root, tmp_path / "w")
     (line,) = [x for x in output.splitlines() if x.startswith("skipped ")]
     shown = str(_wav(base)).replace("\udcff", "\\udcff")

@@ -13,16 +13,7 @@ from pmc.cli import cli
 from pmc.corpus import ImportSummary, SeamlessSource, import_corpus
 from pmc.errors import Problem
 from pmc.testing import FakeParticipant, participant, write_tar
-
-GOOD = "V00_S0001_I00000001"
-BAD = "V00_S0002_I00000002"
-
-
-def _pair(key: str) -> list[FakeParticipant]:
-    return [
-        participant(f"{key}_P0001", [("hi", 0.5, 0.8)]),
-        participant(f"{key}_P0002", [("hey", 1.0, 1.3)]),
-    ]
+from tests.corpus.seamless_pairs import BAD, GOOD, pair
 
 
 def _import(root: Path) -> ImportSummary:
@@ -94,8 +85,8 @@ DAMAGE: dict[str, tuple[Callable[[Path], None], str]] = {
 def test_damaged_shard_is_skipped_whole_and_the_rest_imported(tmp_path: Path, case: str) -> None:
     damage, reason = DAMAGE[case]
     root = tmp_path / "src"
-    write_tar(root, _pair(GOOD), archive=0)
-    shard = write_tar(root, _pair(BAD), archive=1)
+    write_tar(root, pair(GOOD), archive=0)
+    shard = write_tar(root, pair(BAD), archive=1)
     damage(shard)
     summary = _import(root)
     # Nothing of a damaged shard is taken: not the participants it held whole, and never a WAV
@@ -112,8 +103,8 @@ def test_damaged_shard_is_skipped_whole_and_the_rest_imported(tmp_path: Path, ca
 
 def test_partner_of_a_participant_in_a_damaged_shard_is_unpaired(tmp_path: Path) -> None:
     root = tmp_path / "src"
-    first, second = _pair(BAD)
-    write_tar(root, [*_pair(GOOD), first], archive=0)
+    first, second = pair(BAD)
+    write_tar(root, [*pair(GOOD), first], archive=0)
     shard = write_tar(root, [second], archive=1)
     shard.write_bytes(shard.read_bytes()[:2000])  # inside the WAV member
     summary = _import(root)
@@ -127,8 +118,8 @@ def test_partner_of_a_participant_in_a_damaged_shard_is_unpaired(tmp_path: Path)
 @pytest.mark.parametrize("content", [b"", b"not a tar archive at all\n" * 40])
 def test_unreadable_file_named_tar(tmp_path: Path, content: bytes) -> None:
     root = tmp_path / "src"
-    write_tar(root, _pair(GOOD), archive=0)
-    shard = write_tar(root, _pair(BAD), archive=1)
+    write_tar(root, pair(GOOD), archive=0)
+    shard = write_tar(root, pair(BAD), archive=1)
     shard.write_bytes(content)
     summary = _import(root)
     assert summary.imported == [GOOD]
@@ -175,8 +166,8 @@ MEMBER_CASES: dict[str, tuple[dict[str, bytes], Problem, str]] = {
 def test_bad_member_skips_only_its_conversation(tmp_path: Path, case: str) -> None:
     replace, problem, text = MEMBER_CASES[case]
     root = tmp_path / "src"
-    write_tar(root, _pair(GOOD), archive=0)
-    first, second = _pair(BAD)
+    write_tar(root, pair(GOOD), archive=0)
+    first, second = pair(BAD)
     shard = _shard(root, {**_members(first, **replace), **_members(second)})
     summary = _import(root)
     assert summary.imported == [GOOD]
@@ -189,8 +180,8 @@ def test_bad_member_skips_only_its_conversation(tmp_path: Path, case: str) -> No
 
 def test_participant_without_a_wav_member(tmp_path: Path) -> None:
     root = tmp_path / "src"
-    write_tar(root, _pair(GOOD), archive=0)
-    first, second = _pair(BAD)
+    write_tar(root, pair(GOOD), archive=0)
+    first, second = pair(BAD)
     members = _members(first)
     del members[f"{first.file_id}.wav"]
     shard = _shard(root, {**members, **_members(second)})
@@ -203,8 +194,8 @@ def test_participant_without_a_wav_member(tmp_path: Path) -> None:
 
 def test_cli_names_a_damaged_shard_in_one_line(tmp_path: Path) -> None:
     root = tmp_path / "src"
-    write_tar(root, _pair(GOOD), archive=0)
-    shard = write_tar(root, _pair(BAD), archive=1)
+    write_tar(root, pair(GOOD), archive=0)
+    shard = write_tar(root, pair(BAD), archive=1)
     _cut_inside_last_wav(shard)
     args = ["corpus", "import", "seamless", str(root), "--workdir", str(tmp_path / "w")]
     result = CliRunner().invoke(cli, [*args, "--min-duration", "0"])
