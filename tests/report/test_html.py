@@ -27,7 +27,6 @@ from pmc.corpus import Channel
 from pmc.harness import RunSettings, run_rollouts, runs_dir
 from pmc.points import MANIFEST_FILE, Point, PointKind, points_dir
 from pmc.report._html import write_html
-from pmc.report._table import Figure, Table
 from pmc.scoring import (
     SCORES_DIR,
     Evidence,
@@ -42,6 +41,7 @@ from pmc.scoring import (
     StrictVerdict,
 )
 from pmc.systems import Family, SystemCard
+from pmc.table import Figure, Table
 from pmc.testing.systems import ScriptedSystem, tone
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -13,18 +13,15 @@ from pmc.report._data import RunData, load_run
 from pmc.report._main import MainRow, main_table, row
 from pmc.report._reference import Reference, reference_of
 from pmc.report._stage import REPORT_DIR, build_report
-from pmc.report._table import Figure, Table
 from pmc.report._write import main_tables, markdown, table_csv, write_main_table
 
 __all__ = [
     "RECALL_PREFIX_S",
     "REPORT_DIR",
     "RESAMPLES",
-    "Figure",
     "MainRow",
     "Reference",
     "RunData",
-    "Table",
     "Value",
     "bootstrap",
     "build_report",

@@ -14,8 +14,8 @@ from pmc.points import PointKind
 from pmc.report._aggregate import RESAMPLES
 from pmc.report._data import RunData
 from pmc.report._pauses import takeover
-from pmc.report._table import Cell, Table
 from pmc.scoring import Score
+from pmc.table import Cell, Table
 
 
 @dataclass(frozen=True)

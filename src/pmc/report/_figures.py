@@ -13,8 +13,8 @@ from pmc.report._data import RunData
 from pmc.report._outcomes import turn_values
 from pmc.report._pauses import bin_label, duration_bins, takeover_by_duration
 from pmc.report._recall import STRICT, by_history, judges, prefixes
-from pmc.report._table import Figure
 from pmc.scoring import PauseOutcome, Score
+from pmc.table import Figure
 
 FIGURES_DIR = "figures"
 DPI = 110

@@ -28,8 +28,8 @@ from pmc.harness import RUN_FILE
 from pmc.points import PointKind, points_dir, read_points
 from pmc.report._pages import INDEX, KIND_NAMES, href, outcome, rollout_body, system_anchor
 from pmc.report._rollouts import RolloutView, place_audio, read_rollouts, scores
-from pmc.report._table import Cell, Figure, Table, show
 from pmc.scoring import workdir_of
+from pmc.table import Cell, Figure, Table, show
 
 HOW_TO_READ = (
     "How to read: each table and figure compares systems within one kind of point (pauses, "

@@ -7,8 +7,8 @@ import numpy as np
 from pmc.points import PointKind
 from pmc.report._data import RunData
 from pmc.report._recall import RECALL_KINDS
-from pmc.report._table import Cell, Table
 from pmc.scoring import Score, ScoreStatus
+from pmc.table import Cell, Table
 
 QUANTILES = (10, 25, 50, 75, 90)
 """Percentiles shown of each turn-end distribution."""

@@ -19,9 +19,9 @@ import soundfile as sf
 from pmc.harness import PLAYED_FILE
 from pmc.points import Point, PointKind
 from pmc.report._rollouts import RolloutView
-from pmc.report._table import Cell, show
 from pmc.report._timeline import Timeline, svg
 from pmc.scoring import ScoreStatus
+from pmc.table import Cell, show
 
 INDEX = "index.html"
 KIND_NAMES = {

@@ -12,8 +12,8 @@ import numpy as np
 
 from pmc.points import Point, PointKind
 from pmc.report._data import RunData
-from pmc.report._table import Cell, Table
 from pmc.scoring import PauseOutcome, Score, pause_score
+from pmc.table import Cell, Table
 
 DURATION_EDGES_S = (0.8, 1.2, 1.8, 2.5)
 """Bin edges of labelled pause duration. 0.8 and 2.5 s are the paper's own reading points

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 from pmc.points import PointKind
 from pmc.report._data import RunData
-from pmc.report._table import Cell, Table
 from pmc.scoring import Score
+from pmc.table import Cell, Table
 
 RECALL_KINDS = (PointKind.CONVERSATION_RECALL, PointKind.FACT_RECALL)
 STRICT = "strict"

@@ -13,8 +13,8 @@ from pmc.report._main import main_table
 from pmc.report._outcomes import distribution_table, outcomes_table
 from pmc.report._pauses import boundary_table, duration_table, tercile_table
 from pmc.report._recall import agreement_table, history_table
-from pmc.report._table import Table
 from pmc.report._write import main_tables, write_tables
+from pmc.table import Table
 
 REPORT_DIR = "report"
 """The report's folder inside the run's folder."""

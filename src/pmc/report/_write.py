@@ -10,7 +10,7 @@ from pmc import io
 from pmc.points import PointKind
 from pmc.report._aggregate import Value
 from pmc.report._main import MainRow
-from pmc.report._table import Cell, Figure, Table
+from pmc.table import Cell, Figure, Table
 
 RESULTS_SCHEMA_VERSION = 2
 MAIN_MD = "main_table.md"

@@ -1,4 +1,8 @@
-"""One shape for every table, so each is written alike as Markdown, CSV, JSON and HTML."""
+"""One shape for every table, so each is written alike as Markdown, CSV, JSON and HTML.
+
+Shared below the stages: the label inventory, the selection, the calibration and the report
+all write their tables through :class:`Table`.
+"""
 
 from __future__ import annotations
 
@@ -100,3 +104,6 @@ class Figure:
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form."""
         return {"key": self.key, "title": self.title, "file": self.file}
+
+
+__all__ = ["Cell", "Figure", "Table", "show"]
