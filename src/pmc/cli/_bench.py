@@ -12,17 +12,10 @@ import click
 from rich.table import Table
 
 from pmc import io
+from pmc.bench import CONCURRENCY, SPEECH_S, HarnessBenchRow, bench_harness, bench_score, steadiness
 from pmc.cli._ui import err, out
-from pmc.harness._bench import (
-    CONCURRENCY,
-    SPEECH_S,
-    HarnessBenchRow,
-    bench_harness,
-    steadiness,
-)
 from pmc.labels import label_conversation
 from pmc.scoring import DEFAULT_SCORING_ASR
-from pmc.scoring._bench import bench_score
 from pmc.testing.conversations import synthetic_conversation
 from pmc.testing.loopback import LATENCY_MS, SILENCE_MS
 

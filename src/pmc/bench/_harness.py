@@ -27,11 +27,15 @@ import numpy as np
 
 from pmc.audio import SAMPLE_RATE, FloatArray
 from pmc.clock import NS_PER_S, Clock, RealClock, responsive_interpreter
-from pmc.harness._streamer import FrameTiming, frame_ns, stream_frames
-from pmc.harness._trace import TraceRecorder
-from pmc.systems._adapter import EventKind, TransportError
-from pmc.systems._card import Family, SystemCard
-from pmc.systems._websocket_pcm import WebsocketPcmAdapter
+from pmc.harness import FrameTiming, TraceRecorder, frame_ns, stream_frames
+from pmc.systems import (
+    EventKind,
+    Family,
+    SystemAdapter,
+    SystemCard,
+    TransportError,
+    create_adapter,
+)
 from pmc.testing.loopback import (
     LATENCY_MS,
     FakeBehaviour,
@@ -185,7 +189,7 @@ class _Recorded:
 
 
 async def _rollout(
-    adapter: WebsocketPcmAdapter, clock: Clock, t0_ns: int, plan: _Plan, index: int
+    adapter: SystemAdapter, clock: Clock, t0_ns: int, plan: _Plan, index: int
 ) -> _Recorded:
     """Stream one rollout from ``t0_ns``, keeping everything it receives.
 
@@ -241,7 +245,7 @@ def _measure(recorded: _Recorded, plan: _Plan) -> RolloutOutcome:
     )
 
 
-async def _connect(adapter: WebsocketPcmAdapter) -> WebsocketPcmAdapter:
+async def _connect(adapter: SystemAdapter) -> SystemAdapter:
     await adapter.connect()
     return adapter
 
@@ -295,12 +299,12 @@ async def run_level(
             url = await stack.enter_async_context(serve_fake_system(behaviour))
         card = replace(CARD, endpoint=url, concurrency=concurrency)
         opened = await asyncio.gather(
-            *(_connect(WebsocketPcmAdapter(card, clock)) for _ in range(concurrency)),
+            *(_connect(create_adapter(card, clock)) for _ in range(concurrency)),
             return_exceptions=True,
         )
         base_ns = clock.now_ns() + round(START_MARGIN_S * NS_PER_S)
 
-        async def one(index: int, adapter: WebsocketPcmAdapter | BaseException) -> _Recorded:
+        async def one(index: int, adapter: SystemAdapter | BaseException) -> _Recorded:
             if isinstance(adapter, BaseException):
                 raise adapter
             return await _rollout(adapter, clock, base_ns + int(offsets_ns[index]), plan, index)
@@ -359,39 +363,6 @@ def summarise(level: LevelResult, latency_ms: float) -> HarnessBenchRow:
         wall_s=round(level.wall_s, 2),
         cpu_s=round(level.cpu_s, 2),
         preemptions=level.preemptions,
-    )
-
-
-@dataclass(frozen=True)
-class Steadiness:
-    """How steadily this machine gives the process its processor, measured before the bench.
-
-    A virtual machine whose host takes its cores away in bursts makes frames late whatever the
-    harness does; the bench reports this beside its figures so a reader can tell the two apart.
-    """
-
-    windows: int
-    slow_share: float
-    """Share of 10 ms windows in which a busy loop ran at under half its median speed."""
-    slowest: float
-    """The slowest window's speed, as a fraction of the median."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-JSON form."""
-        return asdict(self)
-
-
-def steadiness(seconds: float = 2.0, window_s: float = 0.01) -> Steadiness:
-    """Run a busy loop in 10 ms windows and compare their speeds."""
-    counts = []
-    for _ in range(round(seconds / window_s)):
-        start, n = time.perf_counter(), 0
-        while time.perf_counter() - start < window_s:
-            n += 1
-        counts.append(n)
-    speed = np.array(counts, dtype=np.float64) / float(np.median(counts))
-    return Steadiness(
-        len(counts), round(float((speed < 0.5).mean()), 4), round(float(speed.min()), 3)
     )
 
 

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from pmc.bench import bench_harness
 from pmc.cli import cli
 from pmc.clock import RealClock
-from pmc.harness._bench import bench_harness
 from pmc.systems import EventKind, Family, SystemCard, SystemEvent, TransportError
 from pmc.systems._websocket_pcm import WebsocketPcmAdapter
 from pmc.testing.loopback import (

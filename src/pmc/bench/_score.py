@@ -16,8 +16,7 @@ from typing import Any
 import soundfile as sf
 
 from pmc.harness import PLAYED_FILE, RunSettings, run_rollouts, runs_dir
-from pmc.scoring._stage import run_scoring
-from pmc.scoring._types import ScoreSettings
+from pmc.scoring import ScoreSettings, run_scoring
 from pmc.systems import find_card
 from pmc.testing.points import write_points
 

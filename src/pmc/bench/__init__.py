@@ -1,0 +1,38 @@
+"""Benchmarks: speed and timing figures reported by ``pmc bench``, never asserted in tests.
+
+Like the CLI, this package sits above every stage and may use :mod:`pmc.testing`'s fakes: the
+harness bench streams to the loopback fake of known latency (``_harness``), the scoring bench
+scores a small run of the reference systems (``_score``), and ``_steadiness`` measures how
+steadily the machine runs us, reported beside the harness figures.
+"""
+
+from pmc.bench._harness import (
+    CONCURRENCY,
+    SPEECH_S,
+    HarnessBenchRow,
+    LevelResult,
+    RolloutOutcome,
+    bench_harness,
+    run_level,
+    speech_like,
+    summarise,
+)
+from pmc.bench._score import BENCH_SYSTEMS, ScoreBench, bench_score
+from pmc.bench._steadiness import Steadiness, steadiness
+
+__all__ = [
+    "BENCH_SYSTEMS",
+    "CONCURRENCY",
+    "SPEECH_S",
+    "HarnessBenchRow",
+    "LevelResult",
+    "RolloutOutcome",
+    "ScoreBench",
+    "Steadiness",
+    "bench_harness",
+    "bench_score",
+    "run_level",
+    "speech_like",
+    "steadiness",
+    "summarise",
+]
