@@ -8,8 +8,15 @@ from pathlib import Path
 import pytest
 
 from pmc.errors import InputError
-from pmc.llm import CacheKey, JudgeCache, LlmAnswer, LlmError, LlmRequest, cached_complete
-from pmc.testing.llm import ScriptedLlm
+from pmc.llm import (
+    CacheKey,
+    JudgeCache,
+    LlmAnswer,
+    LlmError,
+    LlmRequest,
+    ScriptedLlm,
+    cached_complete,
+)
 
 REQUEST = LlmRequest(system="Answer in JSON.", user="Is this a question?")
 

@@ -26,11 +26,11 @@ from pmc.llm import (
     LlmError,
     LlmRequest,
     OpenAIClient,
+    ScriptedLlm,
     cached_complete,
     create_client,
     parse_json_answer,
 )
-from pmc.testing.llm import ScriptedLlm
 
 KEY = "sk-canary-7f3a9c1e5b"
 ECHO = object()

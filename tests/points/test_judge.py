@@ -5,12 +5,11 @@ from pathlib import Path
 
 from pmc.corpus import Channel, SeamlessSource, import_corpus
 from pmc.labels._stage import run_labels
-from pmc.llm import LlmRequest
+from pmc.llm import LlmRequest, ScriptedLlm
 from pmc.points import PointKind, run_points
 from pmc.points._judge import PROMPT_VERSION
 from pmc.points._prompts import identity_prompt
 from pmc.testing import participant, write_extracted
-from pmc.testing.llm import ScriptedLlm
 
 KEY = "V00_S0001_I00000001"
 

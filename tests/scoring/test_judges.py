@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pmc.llm import JudgeCache, LlmError, LlmRequest
+from pmc.llm import JudgeCache, LlmError, LlmRequest, ScriptedLlm
 from pmc.points import PointKind
 from pmc.scoring._judges import (
     CONVERSATION_PROMPT_VERSION,
@@ -21,7 +21,6 @@ from pmc.scoring._judges import (
     RecallVerdict,
     judge_recall,
 )
-from pmc.testing.llm import ScriptedLlm
 
 FACT_ITEM = RecallItem(
     point_id="fact_recall-0123456789ab",

@@ -1,15 +1,17 @@
 """One small provider-neutral client for chat models that answer with a JSON object.
 
 Build a client from a ``PROVIDER:MODEL`` spec (``openai:gpt-4o``, ``anthropic:claude-sonnet-4-5``,
-``scripted:NAME`` for the fake in :mod:`pmc.testing.llm`), ask with :class:`LlmRequest`, get an
-:class:`LlmAnswer`. Keys come from ``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY`` when a request is
-made, and never appear in errors, logs or the cache. :func:`cached_complete` with a
-:class:`JudgeCache` asks each (item, model, prompt version) once: a rerun asks nothing again.
+``scripted:NAME`` for :class:`ScriptedLlm`, a fake that answers from a script), ask with
+:class:`LlmRequest`, get an :class:`LlmAnswer`. Keys come from ``OPENAI_API_KEY`` /
+``ANTHROPIC_API_KEY`` when a request is made, and never appear in errors, logs or the cache.
+:func:`cached_complete` with a :class:`JudgeCache` asks each (item, model, prompt version)
+once: a rerun asks nothing again.
 """
 
 from pmc.llm._cache import CACHE_SCHEMA_VERSION, CacheKey, JudgeCache, cached_complete
 from pmc.llm._client import (
     DEFAULT_MAX_TOKENS,
+    LLM_PROVIDERS,
     LlmAnswer,
     LlmClient,
     LlmError,
@@ -27,12 +29,14 @@ from pmc.llm._providers import (
     HttpLlmClient,
     OpenAIClient,
 )
+from pmc.llm._scripted import Script, ScriptedLlm
 
 __all__ = [
     "BACKOFF_FIRST_S",
     "CACHE_SCHEMA_VERSION",
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_TIMEOUT_S",
+    "LLM_PROVIDERS",
     "MAX_RETRIES",
     "AnthropicClient",
     "CacheKey",
@@ -44,6 +48,8 @@ __all__ = [
     "LlmFactory",
     "LlmRequest",
     "OpenAIClient",
+    "Script",
+    "ScriptedLlm",
     "cached_complete",
     "create_client",
     "parse_json_answer",

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pmc.errors import PmcError
+from pmc.registry import Registry
 
 DEFAULT_MAX_TOKENS = 800
 """Enough for a judge's verdict with a short reason; a request can ask for more."""
@@ -133,21 +134,10 @@ def parse_json_answer(raw: str, source: str) -> dict[str, Any]:
 LlmFactory = Callable[[str], LlmClient]
 """Builds a client for a model name."""
 
-_FACTORIES: dict[str, LlmFactory] = {}
-
-
-def register_llm(provider: str) -> Callable[[LlmFactory], LlmFactory]:
-    """Register a factory ``f(model) -> LlmClient`` under ``provider`` (used as ``provider:model``).
-
-    Args:
-        provider: The name before the colon in a spec.
-    """
-
-    def decorate(factory: LlmFactory) -> LlmFactory:
-        _FACTORIES[provider] = factory
-        return factory
-
-    return decorate
+LLM_PROVIDERS: Registry[LlmFactory] = Registry("LLM provider")
+"""LLM providers by the name before the colon of a spec."""
+register_llm = LLM_PROVIDERS.register
+"""Decorator: register a factory ``f(model) -> LlmClient`` under a provider name."""
 
 
 def create_client(spec: str) -> LlmClient:
@@ -160,10 +150,10 @@ def create_client(spec: str) -> LlmClient:
         PmcError: The spec is malformed or names an unknown provider.
     """
     provider, _, model = spec.partition(":")
-    known = ", ".join(sorted(_FACTORIES))
+    known = LLM_PROVIDERS.known()
     if not provider or not model:
         raise PmcError(f"LLM {spec!r} is not PROVIDER:MODEL (providers: {known})")
-    factory = _FACTORIES.get(provider)
+    factory = LLM_PROVIDERS.get(provider)
     if factory is None:
         raise PmcError(f"unknown LLM provider {provider!r} (known: {known})")
     return factory(model)

@@ -270,11 +270,3 @@ def _openai(model: str) -> LlmClient:
 @register_llm("anthropic")
 def _anthropic(model: str) -> LlmClient:
     return AnthropicClient(model)
-
-
-@register_llm("scripted")
-def _scripted(model: str) -> LlmClient:
-    # Imported here: real runs never load the testing package, yet specs can still name the fake.
-    from pmc.testing.llm import ScriptedLlm
-
-    return ScriptedLlm(model=model)

@@ -1,4 +1,8 @@
-"""A scripted chat model, registered as provider ``scripted``, so tests never need an API."""
+"""A scripted chat model, provider ``scripted``: tests and offline runs never need an API.
+
+It lives with the real providers (not in :mod:`pmc.testing`) because a spec such as
+``scripted:fake`` may be named wherever a provider is, and no stage may import the testing package.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,14 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pmc.llm import LlmAnswer, LlmClient, LlmError, LlmRequest, parse_json_answer
+from pmc.llm._client import (
+    LlmAnswer,
+    LlmClient,
+    LlmError,
+    LlmRequest,
+    parse_json_answer,
+    register_llm,
+)
 
 Script = Callable[[LlmRequest], "dict[str, Any] | str"] | Sequence["dict[str, Any] | str"]
 """A callable ``answer(request)``, or the answers to give in order."""
@@ -51,3 +62,8 @@ class ScriptedLlm(LlmClient):
         if self.calls > len(self._script):
             raise LlmError(self.name, f"the script has only {len(self._script)} answer(s)")
         return self._script[self.calls - 1]
+
+
+@register_llm("scripted")
+def _scripted(model: str) -> LlmClient:
+    return ScriptedLlm(model=model)
