@@ -1,7 +1,7 @@
 """Text to speech behind one small interface and a registry: spoken questions, demo voices.
 
 The offline default is Piper with its bundled voice; a voice-cloning backend plugs into the same
-interface (``register_tts``) and receives the asking speaker's voice hint.
+interface (``@register_tts``) and receives the asking speaker's voice hint.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from pmc.audio import FloatArray
 from pmc.errors import PmcError
+from pmc.registry import Registry
 from pmc.tts._piper import PITCH_B, Utterance, synthesize
 
 DEFAULT_TTS = "piper"
@@ -40,6 +41,13 @@ class TextToSpeech(ABC):
         """The spoken ``text``."""
 
 
+TTS_BACKENDS: Registry[Callable[[], TextToSpeech]] = Registry("text-to-speech backend")
+"""Text-to-speech backends by the name settings use."""
+register_tts = TTS_BACKENDS.register
+"""Decorator: make a backend factory available under a name (``@register_tts("piper")``)."""
+
+
+@register_tts("piper")
 class PiperTts(TextToSpeech):
     """Piper's bundled voice; the voice hint's pitch shifts it (reference audio is ignored)."""
 
@@ -50,25 +58,18 @@ class PiperTts(TextToSpeech):
         return synthesize(tuple(text.split()), pitch=voice.pitch).audio
 
 
-_FACTORIES: dict[str, Callable[[], TextToSpeech]] = {"piper": PiperTts}
-
-
-def register_tts(name: str, factory: Callable[[], TextToSpeech]) -> None:
-    """Make a text-to-speech backend available under ``name``."""
-    _FACTORIES[name] = factory
-
-
 def create_tts(spec: str = DEFAULT_TTS) -> TextToSpeech:
     """Build the backend a setting names."""
-    factory = _FACTORIES.get(spec)
+    factory = TTS_BACKENDS.get(spec)
     if factory is None:
-        raise PmcError(f"unknown text-to-speech backend {spec!r} (known: {', '.join(_FACTORIES)})")
+        raise PmcError(f"unknown text-to-speech backend {spec!r} (known: {TTS_BACKENDS.known()})")
     return factory()
 
 
 __all__ = [
     "DEFAULT_TTS",
     "PITCH_B",
+    "TTS_BACKENDS",
     "PiperTts",
     "TextToSpeech",
     "Utterance",
