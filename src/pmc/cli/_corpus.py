@@ -10,7 +10,9 @@ from rich.table import Table
 from pmc import io
 from pmc.cli._ui import err, hours, out, progress_bar, workdir_option
 from pmc.corpus import (
+    ANY_SEAMLESS_LABEL,
     MIN_DURATION_S,
+    SEAMLESS_LABELS,
     Channel,
     CorpusSource,
     FolderSource,
@@ -26,8 +28,7 @@ from pmc.corpus import (
     recall_facts,
     script_paths,
 )
-from pmc.corpus._seamless import ANY_LABEL, LABELS
-from pmc.points._recall import FACTS_FILE
+from pmc.points import RECALL_FACTS_FILE
 
 DEMO_SOURCE_DIR = "demo-source"
 DEMO_MIN_DURATION_S = 60.0
@@ -56,7 +57,7 @@ def import_() -> None:
 @workdir_option
 @click.option(
     "--label",
-    type=click.Choice([*LABELS, ANY_LABEL]),
+    type=click.Choice([*SEAMLESS_LABELS, ANY_SEAMLESS_LABEL]),
     default="naturalistic",
     show_default=True,
     help="Seamless Interaction subset to keep.",
@@ -130,7 +131,7 @@ def import_demo_corpus(
     summary = _run(_DemoSource(source_dir, keys), workdir, min_duration)
     # The scripts' own facts stand in for LLM fact extraction (points stage, recall points).
     facts = {k: v for k, v in recall_facts(source_dir).items() if k in keys}
-    io.write_json(corpus_dir(workdir) / FACTS_FILE, facts)
+    io.write_json(corpus_dir(workdir) / RECALL_FACTS_FILE, facts)
     return summary
 
 

@@ -9,17 +9,23 @@ import click
 from pmc import io
 from pmc.asr import DEFAULT_ASR
 from pmc.cli._ui import err, out, progress_bar, workdir_option
-from pmc.labels._inventory import inventory, inventory_csv, inventory_figure, inventory_markdown
-from pmc.labels._select import LIVELINESS_CUTOFF, select, selection_csv, selection_table_markdown
-from pmc.labels._stage import (
+from pmc.labels import (
     INVENTORY_FILE,
+    LIVELINESS_CUTOFF,
     SELECTION_FILE,
+    inventory,
+    inventory_csv,
+    inventory_figure,
+    inventory_markdown,
     label_paths,
     labels_dir,
+    load_projector,
     read_labels,
     run_labels,
+    select,
+    selection_csv,
+    selection_table_markdown,
 )
-from pmc.labels._vap import load_projector
 
 INVENTORY_FIGURE = "inventory.png"
 

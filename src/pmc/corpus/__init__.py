@@ -5,7 +5,7 @@ from pmc.corpus._folder import FolderSource
 from pmc.corpus._import import MIN_DURATION_S, ImportSummary, import_corpus
 from pmc.corpus._info import CorpusStats, corpus_stats
 from pmc.corpus._records import WordStats
-from pmc.corpus._seamless import SeamlessSource
+from pmc.corpus._seamless import ANY_SEAMLESS_LABEL, SEAMLESS_LABELS, SeamlessSource
 from pmc.corpus._source import CorpusSource, Filtered, FilterReason, Scan, Skipped
 from pmc.corpus._store import conversation_paths, corpus_dir, read_conversation, read_corpus
 from pmc.corpus._types import (
@@ -20,8 +20,10 @@ from pmc.corpus._types import (
 )
 
 __all__ = [
+    "ANY_SEAMLESS_LABEL",
     "CONVERSATION_SCHEMA_VERSION",
     "MIN_DURATION_S",
+    "SEAMLESS_LABELS",
     "Activity",
     "Channel",
     "Conversation",

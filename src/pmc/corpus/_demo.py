@@ -31,7 +31,7 @@ from pmc.corpus._demo_timeline import (
 from pmc.corpus._records import activity_from_words
 from pmc.corpus._seamless import TRANSCRIPT_KEY, VAD_KEY
 from pmc.corpus._types import Channel, Word
-from pmc.tts._piper import PITCH_B, Utterance, synthesize
+from pmc.tts import PITCH_B, Utterance, synthesize
 
 DEMO_FORMAT_VERSION = 1
 """Bump when the demo's placement or file format changes, to invalidate cached builds."""

@@ -16,7 +16,7 @@ from pmc.audio import SAMPLE_RATE, FloatArray
 from pmc.corpus._demo_script import Pause, PauseKind, Phrase, Script
 from pmc.corpus._types import Channel
 from pmc.errors import InputError
-from pmc.tts._piper import Utterance
+from pmc.tts import Utterance
 
 GROUND_TRUTH_SCHEMA_VERSION = 1
 LEAD_IN_S = 0.5

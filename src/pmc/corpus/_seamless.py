@@ -39,11 +39,11 @@ from pmc.errors import InputError, Problem
 FILE_ID = re.compile(r"^(?P<key>V\d+_S\d+_I\d+)_P(?P<participant>\d+[A-Za-z]*)$")
 """A participant's file id; the key before ``_P`` names the interaction."""
 
-LABELS = ("naturalistic", "improvised")
+SEAMLESS_LABELS = ("naturalistic", "improvised")
 SPLITS = ("dev", "test", "train")
 TRANSCRIPT_KEY = "metadata:transcript"
 VAD_KEY = "metadata:vad"
-ANY_LABEL = "any"
+ANY_SEAMLESS_LABEL = "any"
 
 
 @dataclass
@@ -69,7 +69,7 @@ class _Participant:
 
 def _label_split(path: Path) -> tuple[str | None, str | None]:
     """The label and split named by the directories above ``path``, nearest first."""
-    label = next((p for p in reversed(path.parts) if p in LABELS), None)
+    label = next((p for p in reversed(path.parts) if p in SEAMLESS_LABELS), None)
     split = next((p for p in reversed(path.parts) if p in SPLITS), None)
     return label, split
 
@@ -133,7 +133,7 @@ class SeamlessSource(CorpusSource):
         for key in sorted(groups):
             members = sorted(groups[key], key=lambda p: p.file_id)
             label = next((p.label for p in members if p.label), None)
-            if self.label != ANY_LABEL and label != self.label:
+            if self.label != ANY_SEAMLESS_LABEL and label != self.label:
                 scan.filtered.append(Filtered(key, FilterReason.LABEL))
                 continue
             if len(members) != 2:

@@ -1,5 +1,6 @@
 """Points stage: the moments every system is put at (paper section 3.3)."""
 
+from pmc.points._recall import RECALL_FACTS_FILE
 from pmc.points._stage import (
     DEFAULT_DRAW,
     MANIFEST_FILE,
@@ -14,6 +15,7 @@ __all__ = [
     "DEFAULT_DRAW",
     "MANIFEST_FILE",
     "POINT_SCHEMA_VERSION",
+    "RECALL_FACTS_FILE",
     "Funnel",
     "JudgeVerdict",
     "Point",

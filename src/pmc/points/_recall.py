@@ -16,7 +16,7 @@ from pmc.labels import LabelKind, Labels
 
 PREFIXES_S = (30.0, 60.0, 90.0, 120.0)
 """History lengths at which memory is tested (paper section 3.3)."""
-FACTS_FILE = "_recall_facts.json"
+RECALL_FACTS_FILE = "_recall_facts.json"
 """Conversation facts beside the corpus (``corpus/_recall_facts.json``); the demo writes its own."""
 ASKER = Channel.B
 """The question comes from speaker 2 (B); the system plays speaker 1 (A) (paper section 3.3)."""
@@ -50,7 +50,7 @@ def control_fact(conversation_id: str) -> RecallFact:
 
 def read_facts(workdir: Path) -> dict[str, dict[str, Any]]:
     """Conversation facts stored beside the corpus, by conversation id (empty when none)."""
-    path = corpus_dir(workdir) / FACTS_FILE
+    path = corpus_dir(workdir) / RECALL_FACTS_FILE
     if not path.exists():
         return {}
     try:

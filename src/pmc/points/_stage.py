@@ -20,9 +20,7 @@ from pmc import audio, io
 from pmc.corpus import Channel, Conversation, conversation_paths, read_conversation
 from pmc.errors import PmcError
 from pmc.gate import GateParams
-from pmc.labels import LabelKind, Labels
-from pmc.labels._select import Selection
-from pmc.labels._stage import SELECTION_FILE, labels_dir, read_labels
+from pmc.labels import SELECTION_FILE, LabelKind, Labels, Selection, labels_dir, read_labels
 from pmc.llm import JudgeCache, LlmClient
 from pmc.points._candidates import Candidate, other, pause_candidates, turn_end_candidates
 from pmc.points._curate import (

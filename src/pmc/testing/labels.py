@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pmc.corpus import Channel
-from pmc.labels._types import Label, LabelKind, Rule, label_id
+from pmc.labels import Label, LabelKind, Rule, label_id
 
 DEFAULT_RULES = {
     LabelKind.TURN: Rule.TURN_SPAN,

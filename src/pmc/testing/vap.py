@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from pmc.corpus import Channel, Conversation
-from pmc.labels._vap import Projection, Projector
+from pmc.labels import Projection, Projector
 
 FRAME_HZ = 50.0
 """VAP's own frame rate (notes/formats-and-protocols.md section 4)."""
