@@ -22,7 +22,7 @@ from pmc.systems import EventKind, Family, SystemCard, SystemEvent, TransportErr
 from pmc.systems._websocket_pcm import WebsocketPcmAdapter
 from pmc.testing.loopback import (
     Endpointer,
-    FakeBehaviour,
+    LoopbackBehaviour,
     fake_system_process,
     reply_chunks,
     reply_tone,
@@ -81,7 +81,7 @@ def test_the_fake_system_can_run_in_a_child_process_and_stops_with_it() -> None:
                 return event
         raise AssertionError("no reply")
 
-    with fake_system_process(FakeBehaviour(latency_ms=300.0, reply_ms=200.0)) as url:
+    with fake_system_process(LoopbackBehaviour(latency_ms=300.0, reply_ms=200.0)) as url:
         signal = asyncio.run(one_turn(url))
     assert signal.detail["latency_ms"] == 300.0 and signal.detail["end_of_speech_frame"] == 4
     port = int(url.rsplit(":", 1)[1])
@@ -109,7 +109,7 @@ def test_endpointer_ends_speech_at_the_last_loud_frame_after_enough_silence() ->
 
 def test_the_known_latency_cannot_be_shorter_than_the_endpointing_silence() -> None:
     with pytest.raises(ValueError, match="silence_ms"):
-        FakeBehaviour(latency_ms=200.0, silence_ms=300.0)
+        LoopbackBehaviour(latency_ms=200.0, silence_ms=300.0)
 
 
 def test_reply_chunks_split_samples_across_messages() -> None:
@@ -131,7 +131,7 @@ def test_receipt_stamps_are_taken_on_arrival_not_when_the_consumer_reads() -> No
 
     async def scenario() -> list[tuple[SystemEvent, int]]:
         clock = RealClock()
-        async with serve_fake_system(FakeBehaviour(latency_ms=300.0, reply_ms=1000.0)) as url:
+        async with serve_fake_system(LoopbackBehaviour(latency_ms=300.0, reply_ms=1000.0)) as url:
             adapter = WebsocketPcmAdapter(_card(url), clock)
             await adapter.connect()
             await _say_something(adapter)
@@ -183,7 +183,7 @@ def test_a_card_without_endpoint_is_a_transport_error() -> None:
 
 def test_an_abrupt_close_mid_stream_is_a_transport_error() -> None:
     async def scenario() -> tuple[TransportError | None, TransportError | None]:
-        async with serve_fake_system(FakeBehaviour(abort_after_frames=3)) as url:
+        async with serve_fake_system(LoopbackBehaviour(abort_after_frames=3)) as url:
             adapter = WebsocketPcmAdapter(_card(url), RealClock())
             await adapter.connect()
             send_error = None

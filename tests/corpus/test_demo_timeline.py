@@ -10,10 +10,10 @@ from pmc.corpus._demo_timeline import (
     LEAD_IN_S,
     TAKE_MIN_DELAY_S,
     TAKE_OVERLAP_S,
+    DemoTimeline,
     Event,
-    EventKind,
+    GroundTruthKind,
     PauseOrigin,
-    Timeline,
     build_timeline,
 )
 from pmc.errors import InputError
@@ -42,7 +42,7 @@ def _script(tmp_path: Path, body: str, fact: str = "one two") -> Path:
     return path
 
 
-def _events(timeline: Timeline, kind: EventKind) -> list[Event]:
+def _events(timeline: DemoTimeline, kind: GroundTruthKind) -> list[Event]:
     return [e for e in timeline.events if e.kind is kind]
 
 
@@ -55,25 +55,25 @@ def test_places_turns_gaps_and_pauses_exactly(tmp_path: Path) -> None:
     timeline = build_timeline(parse_script(path), fake_synth, str(path))
     a_words = timeline.words[Channel.A]
     assert a_words[0].start_conv_s == pytest.approx(LEAD_IN_S)
-    (pause,) = _events(timeline, EventKind.PAUSE)
+    (pause,) = _events(timeline, GroundTruthKind.PAUSE)
     assert pause.speaker is Channel.A and pause.pause_kind is PauseKind.MID
     assert pause.origin is PauseOrigin.SCRIPTED
     assert pause.start_conv_s == pytest.approx(a_words[1].end_conv_s)
     assert pause.end_conv_s - pause.start_conv_s == pytest.approx(0.8)
     assert a_words[2].start_conv_s == pytest.approx(pause.end_conv_s, abs=1 / 24_000)
-    turn_ends = _events(timeline, EventKind.TURN_END)
+    turn_ends = _events(timeline, GroundTruthKind.TURN_END)
     assert [e.gap_s for e in turn_ends] == pytest.approx([-0.4, 1.5, None])
     b_first = timeline.words[Channel.B][0]
     assert b_first.start_conv_s == pytest.approx(a_words[5].end_conv_s - 0.4, abs=1 / 24_000)
-    (overlap,) = _events(timeline, EventKind.OVERLAP)
+    (overlap,) = _events(timeline, GroundTruthKind.OVERLAP)
     assert overlap.end_conv_s - overlap.start_conv_s == pytest.approx(0.4, abs=1e-4)
-    turns = _events(timeline, EventKind.TURN)
+    turns = _events(timeline, GroundTruthKind.TURN)
     assert [t.text for t in turns] == [
         "one two three four five six.",
         "four five six.",
         "seven eight nine.",
     ]
-    (fact,) = _events(timeline, EventKind.FACT)
+    (fact,) = _events(timeline, GroundTruthKind.FACT)
     assert (fact.start_conv_s, fact.end_conv_s) == (a_words[0].start_conv_s, a_words[1].end_conv_s)
 
 
@@ -84,11 +84,11 @@ def test_backchannel_and_failed_take_go_to_the_listener(tmp_path: Path) -> None:
     )
     timeline = build_timeline(parse_script(path), fake_synth, str(path))
     a = timeline.words[Channel.A]
-    (bc,) = _events(timeline, EventKind.BACKCHANNEL)
+    (bc,) = _events(timeline, GroundTruthKind.BACKCHANNEL)
     assert bc.speaker is Channel.B and bc.text == "yeah"
     assert bc.start_conv_s == pytest.approx(a[1].end_conv_s + BACKCHANNEL_DELAY_S, abs=1e-4)
-    (take,) = _events(timeline, EventKind.FAILED_TAKE)
-    (pause,) = _events(timeline, EventKind.PAUSE)
+    (take,) = _events(timeline, GroundTruthKind.FAILED_TAKE)
+    (pause,) = _events(timeline, GroundTruthKind.PAUSE)
     assert take.speaker is Channel.B and take.text == "so did you"
     # The speaker resumes over the take's last 0.3 s; the pause keeps its scripted 2.0 s.
     assert pause.end_conv_s - pause.start_conv_s == pytest.approx(2.0)
@@ -110,8 +110,8 @@ def test_a_take_longer_than_its_pause_stretches_the_pause(tmp_path: Path) -> Non
         tmp_path, "A: one two <pause 1.5 take: so did you see it> three.\nB: okay then sure.\n"
     )
     timeline = build_timeline(parse_script(path), fake_synth, str(path))
-    (take,) = _events(timeline, EventKind.FAILED_TAKE)
-    (pause,) = _events(timeline, EventKind.PAUSE)
+    (take,) = _events(timeline, GroundTruthKind.FAILED_TAKE)
+    (pause,) = _events(timeline, GroundTruthKind.PAUSE)
     # Five words last 1.7 s: starting 0.2 s into the pause, the take ends 1.9 s in.
     assert take.start_conv_s == pytest.approx(pause.start_conv_s + TAKE_MIN_DELAY_S, abs=1e-4)
     assert pause.end_conv_s == pytest.approx(take.end_conv_s - TAKE_OVERLAP_S, abs=1e-4)

@@ -38,7 +38,7 @@ from pmc.systems import (
 )
 from pmc.testing.loopback import (
     LATENCY_MS,
-    FakeBehaviour,
+    LoopbackBehaviour,
     fake_system_process,
     serve_fake_system,
 )
@@ -160,7 +160,7 @@ def speech_like(seconds: float, seed: int = 0) -> FloatArray:
     return np.clip(noise * envelope, -1.0, 1.0).astype(np.float32)
 
 
-def _plan(behaviour: FakeBehaviour, speech_s: float, seed: int) -> _Plan:
+def _plan(behaviour: LoopbackBehaviour, speech_s: float, seed: int) -> _Plan:
     samples = round(FRAME_MS * SAMPLE_RATE / 1000)
     speech_frames = round(speech_s * 1000 / FRAME_MS)
     speech = speech_like(speech_frames * FRAME_MS / 1000, seed)
@@ -274,7 +274,7 @@ def _usage() -> tuple[float, int]:
 
 async def run_level(
     concurrency: int,
-    behaviour: FakeBehaviour,
+    behaviour: LoopbackBehaviour,
     speech_s: float = SPEECH_S,
     seed: int = 0,
     url: str | None = None,
@@ -384,7 +384,7 @@ def bench_harness(
             competes with theirs, instead of in a child process (as a real system would be:
             elsewhere).
     """
-    behaviour = FakeBehaviour(latency_ms=latency_ms)
+    behaviour = LoopbackBehaviour(latency_ms=latency_ms)
     rows = []
     with responsive_interpreter():
         for n in concurrency:

@@ -23,9 +23,9 @@ from pmc import audio, io
 from pmc.corpus._demo_script import Script, parse_script
 from pmc.corpus._demo_timeline import (
     GROUND_TRUTH_SCHEMA_VERSION,
+    DemoTimeline,
     Event,
     PlacedWord,
-    Timeline,
     build_timeline,
 )
 from pmc.corpus._records import activity_from_words
@@ -147,7 +147,7 @@ def _build_one(out: Path, conv: DemoConversation, script: Script) -> dict[str, s
     return written
 
 
-def _render(timeline: Timeline, seed: int) -> dict[Channel, audio.FloatArray]:
+def _render(timeline: DemoTimeline, seed: int) -> dict[Channel, audio.FloatArray]:
     """Mix each speaker's clips onto one track; both tracks have the same length."""
     end = max(o + len(a) for clips in timeline.clips.values() for o, a in clips)
     length = end + round(TAIL_S * audio.SAMPLE_RATE)

@@ -38,7 +38,7 @@ FACT_WITHIN_S = 30.0
 Synthesize = Callable[[tuple[str, ...], Channel], Utterance]
 
 
-class EventKind(StrEnum):
+class GroundTruthKind(StrEnum):
     """What a ground-truth event is."""
 
     TURN = "turn"
@@ -66,7 +66,7 @@ class Event:
     nobody speaks again).
     """
 
-    kind: EventKind
+    kind: GroundTruthKind
     speaker: Channel | None
     start_conv_s: float
     end_conv_s: float
@@ -98,7 +98,7 @@ class Event:
     def from_dict(cls, data: dict[str, Any]) -> Event:
         """Inverse of :meth:`to_dict`."""
         return cls(
-            kind=EventKind(data["kind"]),
+            kind=GroundTruthKind(data["kind"]),
             speaker=Channel(data["speaker"]) if data.get("speaker") else None,
             start_conv_s=float(data["start_conv_s"]),
             end_conv_s=float(data["end_conv_s"]),
@@ -122,7 +122,7 @@ class PlacedWord:
 
 
 @dataclass
-class Timeline:
+class DemoTimeline:
     """Everything placed for one script: audio clips, words and ground-truth events."""
 
     clips: dict[Channel, list[tuple[int, FloatArray]]] = field(
@@ -159,9 +159,9 @@ def _strip(word: str) -> str:
     return word.strip(".,?!").lower()
 
 
-def build_timeline(script: Script, synthesize: Synthesize, path: str) -> Timeline:
+def build_timeline(script: Script, synthesize: Synthesize, path: str) -> DemoTimeline:
     """Place every word of ``script``; ``path`` names the script in messages."""
-    timeline = Timeline()
+    timeline = DemoTimeline()
     previous_end: float | None = None
     previous_last_phrase: float | None = None
     turn_ends: list[Event] = []
@@ -171,7 +171,7 @@ def build_timeline(script: Script, synthesize: Synthesize, path: str) -> Timelin
         if previous_end is not None and turn_ends:
             last = turn_ends[-1]
             turn_ends[-1] = Event(
-                EventKind.TURN_END,
+                GroundTruthKind.TURN_END,
                 last.speaker,
                 last.start_conv_s,
                 last.end_conv_s,
@@ -181,7 +181,11 @@ def build_timeline(script: Script, synthesize: Synthesize, path: str) -> Timelin
             if turn.gap_s < 0:
                 timeline.events.append(
                     Event(
-                        EventKind.OVERLAP, None, round(cursor, 6), last.end_conv_s, line=turn.line
+                        GroundTruthKind.OVERLAP,
+                        None,
+                        round(cursor, 6),
+                        last.end_conv_s,
+                        line=turn.line,
                     )
                 )
         if previous_last_phrase is not None and cursor < previous_last_phrase:
@@ -204,7 +208,7 @@ def build_timeline(script: Script, synthesize: Synthesize, path: str) -> Timelin
                     bc = timeline.place(listener, synthesize(said, listener), start, said)
                     timeline.events.append(
                         Event(
-                            EventKind.BACKCHANNEL,
+                            GroundTruthKind.BACKCHANNEL,
                             listener,
                             bc[0].start_conv_s,
                             bc[-1].end_conv_s,
@@ -224,7 +228,7 @@ def build_timeline(script: Script, synthesize: Synthesize, path: str) -> Timelin
                     resume = take[-1].end_conv_s - TAKE_OVERLAP_S
                     timeline.events.append(
                         Event(
-                            EventKind.FAILED_TAKE,
+                            GroundTruthKind.FAILED_TAKE,
                             listener,
                             take[0].start_conv_s,
                             take[-1].end_conv_s,
@@ -234,7 +238,7 @@ def build_timeline(script: Script, synthesize: Synthesize, path: str) -> Timelin
                     )
                 timeline.events.append(
                     Event(
-                        EventKind.PAUSE,
+                        GroundTruthKind.PAUSE,
                         speaker,
                         cursor,
                         round(resume, 6),
@@ -248,9 +252,9 @@ def build_timeline(script: Script, synthesize: Synthesize, path: str) -> Timelin
             raise InputError(path, "a turn must start with words", f"line {turn.line}")
         text = " ".join(w for p in turn.pieces if isinstance(p, Phrase) for w in p.words)
         timeline.events.append(
-            Event(EventKind.TURN, speaker, turn_start, cursor, text, line=turn.line)
+            Event(GroundTruthKind.TURN, speaker, turn_start, cursor, text, line=turn.line)
         )
-        turn_ends.append(Event(EventKind.TURN_END, speaker, cursor, cursor, line=turn.line))
+        turn_ends.append(Event(GroundTruthKind.TURN_END, speaker, cursor, cursor, line=turn.line))
         previous_end = cursor
     timeline.events.extend(turn_ends)
     timeline.events.append(_fact_event(script, timeline, path))
@@ -260,13 +264,13 @@ def build_timeline(script: Script, synthesize: Synthesize, path: str) -> Timelin
 
 
 def _incidental_pauses(
-    timeline: Timeline, speaker: Channel, placed: list[PlacedWord], line: int
+    timeline: DemoTimeline, speaker: Channel, placed: list[PlacedWord], line: int
 ) -> None:
     for before, after in itertools.pairwise(placed):
         if after.start_conv_s - before.end_conv_s > INCIDENTAL_PAUSE_S:
             timeline.events.append(
                 Event(
-                    EventKind.PAUSE,
+                    GroundTruthKind.PAUSE,
                     speaker,
                     before.end_conv_s,
                     after.start_conv_s,
@@ -277,7 +281,7 @@ def _incidental_pauses(
             )
 
 
-def _fact_event(script: Script, timeline: Timeline, path: str) -> Event:
+def _fact_event(script: Script, timeline: DemoTimeline, path: str) -> Event:
     """Find the fact's words among the fact speaker's words."""
     target = [_strip(w) for w in script.fact.split()]
     words = timeline.words[script.fact_speaker]
@@ -290,7 +294,7 @@ def _fact_event(script: Script, timeline: Timeline, path: str) -> Event:
                     path, f"the fact ends at {last.end_conv_s:.1f} s, after {FACT_WITHIN_S:.0f} s"
                 )
             return Event(
-                EventKind.FACT,
+                GroundTruthKind.FACT,
                 script.fact_speaker,
                 first.start_conv_s,
                 last.end_conv_s,
@@ -299,7 +303,7 @@ def _fact_event(script: Script, timeline: Timeline, path: str) -> Event:
     raise InputError(path, f"the fact {script.fact!r} is not said by {script.fact_speaker.value}")
 
 
-def _check_no_self_overlap(timeline: Timeline, path: str) -> None:
+def _check_no_self_overlap(timeline: DemoTimeline, path: str) -> None:
     for speaker, words in timeline.words.items():
         ordered = sorted(words, key=lambda w: w.start_conv_s)
         for before, after in itertools.pairwise(ordered):

@@ -30,7 +30,7 @@ from pmc.corpus._records import (
     parse_activity,
     parse_words,
 )
-from pmc.corpus._source import Candidate, CorpusSource, Scan, Skipped
+from pmc.corpus._source import CorpusSource, FoundConversation, Scan, Skipped
 from pmc.corpus._types import Channel, Conversation, SourceKind, Speaker
 from pmc.errors import InputError, Problem
 
@@ -72,7 +72,7 @@ class FolderSource(CorpusSource):
                 message = f"{folder}: folder name is not usable as a conversation id"
                 scan.skipped.append(Skipped(folder.name, Problem.BAD_RECORD, message))
                 continue
-            scan.candidates.append(Candidate(folder.name, partial(self.load, folder)))
+            scan.candidates.append(FoundConversation(folder.name, partial(self.load, folder)))
         return scan
 
     def load(self, folder: Path) -> Conversation:

@@ -32,7 +32,14 @@ from pmc.corpus._records import (
     parse_words,
     read_jsonl,
 )
-from pmc.corpus._source import Candidate, CorpusSource, Filtered, FilterReason, Scan, Skipped
+from pmc.corpus._source import (
+    CorpusSource,
+    Filtered,
+    FilterReason,
+    FoundConversation,
+    Scan,
+    Skipped,
+)
 from pmc.corpus._types import Channel, Conversation, SourceKind, Speaker
 from pmc.errors import InputError, Problem
 
@@ -142,7 +149,7 @@ class SeamlessSource(CorpusSource):
                 message = f"interaction {key} has {len(members)} participant(s) ({names})"
                 scan.skipped.append(Skipped(key, Problem.UNPAIRED, f"{where}: {message}"))
                 continue
-            scan.candidates.append(Candidate(key, partial(self.load, key, label, members)))
+            scan.candidates.append(FoundConversation(key, partial(self.load, key, label, members)))
         return scan
 
     def _scan_tar(

@@ -38,7 +38,7 @@ class Filtered:
 
 
 @dataclass(frozen=True)
-class Candidate:
+class FoundConversation:
     """A conversation found by a scan; ``load`` reads and checks it, raising InputError if bad."""
 
     item: str
@@ -49,7 +49,7 @@ class Candidate:
 class Scan:
     """What a source found before reading any conversation in full."""
 
-    candidates: list[Candidate] = field(default_factory=list)
+    candidates: list[FoundConversation] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     filtered: list[Filtered] = field(default_factory=list)
     word_stats: WordStats = field(default_factory=WordStats)

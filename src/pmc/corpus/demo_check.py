@@ -33,11 +33,11 @@ def main(argv: list[str]) -> int:
             )
             if synth:
                 from pmc.corpus._demo import _synthesize
-                from pmc.corpus._demo_timeline import EventKind, build_timeline
+                from pmc.corpus._demo_timeline import GroundTruthKind, build_timeline
 
                 timeline = build_timeline(script, _synthesize, str(path))
-                end = max(e.end_conv_s for e in timeline.events if e.kind is EventKind.TURN)
-                fact = next(e for e in timeline.events if e.kind is EventKind.FACT)
+                end = max(e.end_conv_s for e in timeline.events if e.kind is GroundTruthKind.TURN)
+                fact = next(e for e in timeline.events if e.kind is GroundTruthKind.FACT)
                 line += f", {end:.0f} s long, fact at {fact.start_conv_s:.1f} s"
             print(line)
         except InputError as exc:

@@ -67,7 +67,7 @@ LISTEN_BACKLOG = 1024
 
 
 @dataclass(frozen=True)
-class FakeBehaviour:
+class LoopbackBehaviour:
     """How the fake system behaves in every session.
 
     Attributes:
@@ -156,7 +156,7 @@ def reply_chunks(reply_ms: float, sample_rate: int = SAMPLE_RATE) -> list[bytes]
 class _Session:
     """One connection: endpoint the input, reply once per turn at the known latency."""
 
-    def __init__(self, ws: ServerConnection, behaviour: FakeBehaviour, chunks: list[bytes]):
+    def __init__(self, ws: ServerConnection, behaviour: LoopbackBehaviour, chunks: list[bytes]):
         self.ws = ws
         self.behaviour = behaviour
         self.chunks = chunks
@@ -209,14 +209,14 @@ class _Session:
 
 
 @asynccontextmanager
-async def serve_fake_system(behaviour: FakeBehaviour | None = None) -> AsyncIterator[str]:
+async def serve_fake_system(behaviour: LoopbackBehaviour | None = None) -> AsyncIterator[str]:
     """Serve the fake system on 127.0.0.1 in the running event loop; yields its ``ws://`` URL.
 
     Args:
         behaviour: Latency, endpointing and reply length (by default :data:`LATENCY_MS`,
             :data:`SILENCE_MS` and :data:`REPLY_MS`).
     """
-    spec = behaviour or FakeBehaviour()
+    spec = behaviour or LoopbackBehaviour()
     chunks = reply_chunks(spec.reply_ms)
 
     async def handler(ws: ServerConnection) -> None:
@@ -235,7 +235,7 @@ async def serve_fake_system(behaviour: FakeBehaviour | None = None) -> AsyncIter
 
 
 @contextmanager
-def fake_system_process(behaviour: FakeBehaviour | None = None) -> Iterator[str]:
+def fake_system_process(behaviour: LoopbackBehaviour | None = None) -> Iterator[str]:
     """Serve the fake system from a child process; yields its ``ws://`` URL.
 
     A real system runs elsewhere and costs the harness nothing; in its own process (and so on
@@ -243,12 +243,12 @@ def fake_system_process(behaviour: FakeBehaviour | None = None) -> Iterator[str]
     the harness. The child is ``python -m pmc.testing.loopback``; it stops when its standard
     input closes, so it cannot outlive this process.
     """
-    spec = json.dumps(asdict(behaviour or FakeBehaviour()))
+    spec = json.dumps(asdict(behaviour or LoopbackBehaviour()))
     with serve_in_child("pmc.testing.loopback", spec, START_TIMEOUT_S) as child:
         yield child.url
 
 
-async def _serve_until_stdin_closes(behaviour: FakeBehaviour) -> None:
+async def _serve_until_stdin_closes(behaviour: LoopbackBehaviour) -> None:
     """Serve, print the URL, and stop when standard input reaches its end."""
     loop = asyncio.get_running_loop()
     closed = asyncio.Event()
@@ -262,7 +262,7 @@ async def _serve_until_stdin_closes(behaviour: FakeBehaviour) -> None:
 def main(argv: list[str] | None = None) -> None:
     """``python -m pmc.testing.loopback '{"latency_ms": 700}'``: serve until stdin closes."""
     args = sys.argv[1:] if argv is None else argv
-    behaviour = FakeBehaviour(**json.loads(args[0])) if args else FakeBehaviour()
+    behaviour = LoopbackBehaviour(**json.loads(args[0])) if args else LoopbackBehaviour()
     # The fake stands in for a system on other hardware: on a shared two-core machine it yields
     # the processor to the harness it is measured by.
     os.nice(10)
