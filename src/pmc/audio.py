@@ -218,3 +218,15 @@ def wav_bytes(audio: npt.NDArray[Any], sample_rate: int, subtype: str = "PCM_16"
     buffer = io.BytesIO()
     sf.write(buffer, audio, sample_rate, subtype=subtype, format="WAV")
     return buffer.getvalue()
+
+
+__all__ = [
+    "SAMPLE_RATE",
+    "AudioRef",
+    "FloatArray",
+    "probe",
+    "read",
+    "resample",
+    "to_pcm16",
+    "wav_bytes",
+]

@@ -221,3 +221,13 @@ def responsive_interpreter() -> Iterator[None]:
     finally:
         gc.unfreeze()
         sys.setswitchinterval(previous)
+
+
+__all__ = [
+    "NS_PER_S",
+    "SWITCH_INTERVAL_S",
+    "Clock",
+    "RealClock",
+    "VirtualClock",
+    "responsive_interpreter",
+]

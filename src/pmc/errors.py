@@ -49,3 +49,10 @@ class InputError(PmcError):
         self.problem = problem
         location = f"{self.path}: {where}" if where else self.path
         super().__init__(f"{location}: {message}")
+
+
+__all__ = [
+    "InputError",
+    "PmcError",
+    "Problem",
+]

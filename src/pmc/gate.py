@@ -316,3 +316,15 @@ def _bridge(spans: _Spans, max_gap: int) -> _Spans:
     starts_new = np.concatenate([[True], gaps > max_gap])
     ends_group = np.concatenate([gaps > max_gap, [True]])
     return np.stack([spans[starts_new, 0], spans[ends_group, 1]], axis=1)
+
+
+__all__ = [
+    "ENVELOPE_S",
+    "GateParams",
+    "Interval",
+    "OnsetRule",
+    "refine_onsets",
+    "speech_intervals",
+    "speech_ratio",
+    "window_rms",
+]

@@ -104,3 +104,19 @@ def write_text(path: Path, text: str) -> None:
     """Write UTF-8 text atomically."""
     with atomic_open(path) as handle:
         handle.write(text)
+
+
+__all__ = [
+    "FILE_MODE",
+    "TEMP_SUFFIX",
+    "atomic_open",
+    "dumps",
+    "json_line",
+    "read_json",
+    "remove_temporaries",
+    "schema_version",
+    "sha256_file",
+    "write_bytes",
+    "write_json",
+    "write_text",
+]

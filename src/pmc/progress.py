@@ -12,3 +12,9 @@ Advance = Callable[[], None]
 """Called once per item done."""
 Start = Callable[[int], Advance]
 """``start(total)``: says how many items there are; returns the :data:`Advance` to call."""
+
+
+__all__ = [
+    "Advance",
+    "Start",
+]
