@@ -12,6 +12,6 @@ systems"). Nothing here imports them at module level: :mod:`pmc.duplex._wire` an
 :mod:`pmc.duplex._align` are plain Python that the client side shares.
 """
 
-from pmc.duplex._wire import INSTALL_HINT, Kind
+from pmc.duplex._wire import FRAME_SAMPLES, HISTORY_CHUNK_BYTES, INSTALL_HINT, SAMPLE_RATE, Kind
 
-__all__ = ["INSTALL_HINT", "Kind"]
+__all__ = ["FRAME_SAMPLES", "HISTORY_CHUNK_BYTES", "INSTALL_HINT", "SAMPLE_RATE", "Kind"]

@@ -1,7 +1,7 @@
 """The stock Moshi protocol (``moshi/server.py``): live audio only, one session per server.
 
 ``GET /api/chat`` upgraded to a websocket; every message is binary, a kind byte then the payload
-(:class:`pmc.duplex._wire.Kind`). The server sends 0x00 once it has taken its single session
+(:class:`pmc.duplex.Kind`). The server sends 0x00 once it has taken its single session
 lock, then for every 1920-sample frame it receives (after its first) one Ogg-Opus audio page
 set (0x01) and at most one text piece (0x02). The client sends only 0x01. The model steps only
 when input arrives, so the harness streams silence frames after the live audio (the duplex
@@ -23,54 +23,36 @@ Card params (all optional):
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
-from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, ConnectionClosedOK, InvalidHandshake, InvalidURI
+from websockets.asyncio.client import ClientConnection
+from websockets.exceptions import ConnectionClosed
 
 from pmc.audio import FloatArray
 from pmc.clock import Clock
-from pmc.duplex._wire import FRAME_SAMPLES, SAMPLE_RATE, Kind
+from pmc.duplex import FRAME_SAMPLES, SAMPLE_RATE, Kind
 from pmc.errors import PmcError
-from pmc.systems._adapter import (
-    EventKind,
-    Preload,
-    SystemAdapter,
-    SystemEvent,
-    TransportError,
-    register_adapter,
-)
+from pmc.systems._adapter import EventKind, Preload, SystemEvent, register_adapter
 from pmc.systems._card import SystemCard
 from pmc.systems._duplex import _opus
-
-OPEN_TIMEOUT_S = 10.0
-"""How long the websocket's opening handshake may take (websockets' own default). The Moshi
-handshake byte that follows is bounded by the harness's own preload timeout."""
-MAX_MESSAGE_BYTES = 16 * 1024 * 1024
-"""Largest message accepted from the server; Opus pages are a few hundred bytes each."""
-
-_Received = tuple[int, bytes]
-"""A message and its receipt stamp."""
+from pmc.systems._websocket import WebsocketAdapter
 
 
-class MoshiStockAdapter(SystemAdapter):
-    """A Moshi-protocol session: Opus frames out; Opus audio and text pieces back."""
+class MoshiStockAdapter(WebsocketAdapter):
+    """A Moshi-protocol session: Opus frames out; Opus audio and text pieces back.
+
+    The websocket's opening handshake has the shared limit; the Moshi handshake byte that
+    follows is bounded by the harness's own preload timeout. Messages that come before that
+    byte (the preload route's report) wait in the backlog for :meth:`events`.
+    """
 
     VERSION = "1"
 
     def __init__(self, card: SystemCard, clock: Clock) -> None:
         super().__init__(card, clock)
-        self._ws: ClientConnection | None = None
-        self._reader: asyncio.Task[None] | None = None
-        self._inbox: asyncio.Queue[_Received | TransportError | None] = asyncio.Queue()
         self._encoder: _opus.OpusEncoder | None = None
         self._decoder: _opus.OpusDecoder | None = None
-        self._early: list[SystemEvent] = []
-        """Messages that came before the handshake (the preload route's report)."""
 
     @classmethod
     def prepare(cls, card: SystemCard) -> None:
@@ -83,9 +65,6 @@ class MoshiStockAdapter(SystemAdapter):
                 "frame_ms = 80"
             )
 
-    def _name(self) -> str:
-        return f"system card {self.card.name}"
-
     def _prompt_query(self, preload: Preload) -> dict[str, str]:
         """PersonaPlex's query parameters, where the card asks for them."""
         query = {}
@@ -97,9 +76,7 @@ class MoshiStockAdapter(SystemAdapter):
 
     def _url(self, extra: dict[str, str]) -> str:
         """The endpoint with the card's fixed query parameters and ``extra``."""
-        endpoint = self.card.endpoint
-        if not endpoint:
-            raise TransportError(f"{self._name()}: no endpoint to connect to")
+        endpoint = self.endpoint()
         fixed = dict(self.card.params.get("query", {}))
         query = {str(k): str(v) for k, v in fixed.items()} | extra
         if not query:
@@ -113,23 +90,13 @@ class MoshiStockAdapter(SystemAdapter):
         self._encoder = _opus.OpusEncoder(self.card.sample_rate)
         self._decoder = _opus.OpusDecoder(self.card.sample_rate)
 
-    async def _open(self, url: str) -> ClientConnection:
-        try:
-            self._ws = await connect(
-                url,
-                compression=None,  # Opus does not deflate
-                proxy=None,  # a local server is reached directly, whatever the environment
-                open_timeout=OPEN_TIMEOUT_S,
-                max_size=MAX_MESSAGE_BYTES,
-                ping_interval=None,  # the stock server runs inference inside its event loop
-            )
-        except (OSError, TimeoutError, InvalidURI, InvalidHandshake) as exc:
-            raise TransportError(f"{self._name()}: cannot connect to {url} ({exc})") from exc
-        return self._ws
+    def socket_options(self, url: str) -> dict[str, Any]:
+        """No pings: the stock server runs inference inside its event loop."""
+        return {"ping_interval": None}
 
     async def preload(self, preload: Preload) -> None:
         """Open the session and wait for the handshake (after the server ran any prompt)."""
-        ws = await self._open(self._url(self._prompt_query(preload)))
+        ws = await self.open(self._url(self._prompt_query(preload)))
         await self._until_handshake(ws)
 
     async def _until_handshake(self, ws: ClientConnection) -> None:
@@ -138,99 +105,52 @@ class MoshiStockAdapter(SystemAdapter):
             try:
                 message = await ws.recv()
             except ConnectionClosed as exc:
-                raise TransportError(
-                    f"{self._name()}: closed before the handshake ({exc})"
-                ) from exc
+                raise self.fail(f"closed before the handshake ({exc})") from exc
             stamp = self.clock.now_ns()
             if isinstance(message, str) or not message:
-                raise TransportError(f"{self._name()}: unexpected message before the handshake")
+                raise self.fail("unexpected message before the handshake")
             kind = message[0]
             if kind == Kind.HANDSHAKE:
                 break
             if kind == Kind.ERROR:
                 reason = message[1:].decode("utf-8", "replace")
-                raise TransportError(f"{self._name()}: the server refused the session: {reason}")
-            self._early.append(self._before_handshake(stamp, kind, message[1:]))
-        self._reader = asyncio.get_running_loop().create_task(self._read(ws))
+                raise self.fail(f"the server refused the session: {reason}")
+            self._backlog.append(self._before_handshake(stamp, kind, message[1:]))
+        self.start_reader()
 
     def _before_handshake(self, arrival_ns: int, kind: int, payload: bytes) -> SystemEvent:
         """A message the stock protocol never sends before its handshake."""
-        raise TransportError(f"{self._name()}: unexpected message kind {kind} before the handshake")
-
-    async def _read(self, ws: ClientConnection) -> None:
-        """Stamp each message the moment the socket hands it over, then queue it undecoded."""
-        try:
-            while True:
-                message = await ws.recv()
-                stamp = self.clock.now_ns()
-                if isinstance(message, str):
-                    message = message.encode()
-                self._inbox.put_nowait((stamp, message))
-        except ConnectionClosedOK:
-            self._inbox.put_nowait(None)
-        except ConnectionClosed as exc:
-            self._inbox.put_nowait(TransportError(f"{self._name()}: connection lost ({exc})"))
+        raise self.fail(f"unexpected message kind {kind} before the handshake")
 
     async def send_frame(self, samples: FloatArray) -> None:
         """Send one frame as Ogg-Opus (nothing while the encoder is still buffering)."""
         if self._ws is None or self._encoder is None:
-            raise TransportError(f"{self._name()}: not connected")
+            raise self.fail("not connected")
         payload = self._encoder.encode(samples)
-        if not payload:
-            return
-        try:
-            await self._ws.send(bytes([Kind.AUDIO]) + payload)
-        except ConnectionClosed as exc:
-            raise TransportError(f"{self._name()}: connection lost while sending ({exc})") from exc
+        if payload:
+            await self.send(bytes([Kind.AUDIO]) + payload)
 
     async def end_of_input(self) -> None:
         """Nothing to signal: a full-duplex model finds the turn's end itself."""
 
-    async def events(self) -> AsyncIterator[SystemEvent]:
-        """Decoded messages in arrival order, until the connection closes.
-
-        Raises:
-            TransportError: The connection was lost.
-        """
-        for early in self._early:
-            yield early
-        self._early = []
-        while True:
-            item = await self._inbox.get()
-            if item is None:
-                return
-            if isinstance(item, TransportError):
-                raise item
-            event = self._decode(*item)
-            if event is not None:
-                yield event
-
-    def _decode(self, arrival_ns: int, message: bytes) -> SystemEvent | None:
+    def decode(self, arrival_ns: int, message: str | bytes) -> list[SystemEvent]:
         """One message as an event; Opus pages that complete no PCM yet give none."""
+        if isinstance(message, str):
+            message = message.encode()
         if not message or self._decoder is None:
-            return None
+            return []
         kind, payload = message[0], message[1:]
         if kind == Kind.AUDIO:
             pcm = self._decoder.decode(payload)
-            return SystemEvent(EventKind.AUDIO, arrival_ns, pcm) if len(pcm) else None
+            return [SystemEvent(EventKind.AUDIO, arrival_ns, pcm)] if len(pcm) else []
         if kind == Kind.TEXT:
-            return SystemEvent(EventKind.TEXT, arrival_ns, text=payload.decode("utf-8", "replace"))
+            text = payload.decode("utf-8", "replace")
+            return [SystemEvent(EventKind.TEXT, arrival_ns, text=text)]
         if kind == Kind.ERROR:
             reason = payload.decode("utf-8", "replace")
-            return SystemEvent(EventKind.ERROR, arrival_ns, detail={"reason": reason})
+            return [SystemEvent(EventKind.ERROR, arrival_ns, detail={"reason": reason})]
         detail: dict[str, Any] = {"kind": kind, "bytes": len(payload)}
-        return SystemEvent(EventKind.SIGNAL, arrival_ns, detail=detail)
-
-    async def close(self) -> None:
-        """Close the websocket (the server then frees its session lock) and stop the reader."""
-        if self._ws is not None:
-            await self._ws.close()
-        if self._reader is not None:
-            if not self._reader.done():
-                self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
-        self._inbox.put_nowait(None)
+        return [SystemEvent(EventKind.SIGNAL, arrival_ns, detail=detail)]
 
 
 register_adapter("moshi-stock")(MoshiStockAdapter)

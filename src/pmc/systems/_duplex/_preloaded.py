@@ -7,7 +7,7 @@ sample). The server teacher-forces them frame by frame, reports what it forced (
 the trace as a signal), sends the handshake, and the session goes on exactly as the stock
 protocol's (:mod:`pmc.systems._duplex._moshi_stock`).
 
-Messages, each a kind byte then the payload (:class:`pmc.duplex._wire.Kind`): 0x10 a JSON
+Messages, each a kind byte then the payload (:class:`pmc.duplex.Kind`): 0x10 a JSON
 header (prompt, seed, sample counts, words), 0x11 and 0x12 the two history tracks as PCM16 in
 chunks of at most 1 MiB, 0x13 commit.
 
@@ -21,12 +21,9 @@ from __future__ import annotations
 
 import json
 
-from websockets.asyncio.client import ClientConnection
-from websockets.exceptions import ConnectionClosed
-
 from pmc.audio import FloatArray, to_pcm16
-from pmc.duplex._wire import HISTORY_CHUNK_BYTES, Kind
-from pmc.systems._adapter import EventKind, Preload, SystemEvent, TransportError, register_adapter
+from pmc.duplex import HISTORY_CHUNK_BYTES, Kind
+from pmc.systems._adapter import EventKind, Preload, SystemEvent, register_adapter
 from pmc.systems._duplex._moshi_stock import MoshiStockAdapter
 
 PRELOAD_VERSION = 1
@@ -65,12 +62,12 @@ class MoshiPreloadedAdapter(MoshiStockAdapter):
     async def preload(self, preload: Preload) -> None:
         """Send the history, wait for the server to force it, then for the handshake."""
         if len(preload.user_audio) != len(preload.system_audio):
-            raise TransportError(
-                f"{self._name()}: the two history tracks differ in length "
+            raise self.fail(
+                f"the two history tracks differ in length "
                 f"({len(preload.user_audio)} and {len(preload.system_audio)} samples)"
             )
         params = self.card.params
-        ws = await self._open(self._url({}))
+        ws = await self.open(self._url({}))
         messages = [
             preload_header(
                 preload,
@@ -82,17 +79,9 @@ class MoshiPreloadedAdapter(MoshiStockAdapter):
             *_chunks(Kind.SYSTEM_HISTORY, preload.system_audio),
             bytes([Kind.COMMIT]),
         ]
-        await self._send_all(ws, messages)
+        for message in messages:
+            await self.send(message, lost="closed while sending the history")
         await self._until_handshake(ws)
-
-    async def _send_all(self, ws: ClientConnection, messages: list[bytes]) -> None:
-        try:
-            for message in messages:
-                await ws.send(message)
-        except ConnectionClosed as exc:
-            raise TransportError(
-                f"{self._name()}: closed while sending the history ({exc})"
-            ) from exc
 
     def _before_handshake(self, arrival_ns: int, kind: int, payload: bytes) -> SystemEvent:
         """The server's report of what it forced, kept in the trace as a signal."""
@@ -101,7 +90,7 @@ class MoshiPreloadedAdapter(MoshiStockAdapter):
         try:
             detail = json.loads(payload)
         except json.JSONDecodeError as exc:
-            raise TransportError(f"{self._name()}: malformed preload report ({exc})") from None
+            raise self.fail(f"malformed preload report ({exc})") from None
         if not isinstance(detail, dict):
-            raise TransportError(f"{self._name()}: the preload report is not an object")
+            raise self.fail("the preload report is not an object")
         return SystemEvent(EventKind.SIGNAL, arrival_ns, detail={"type": "primed", **detail})

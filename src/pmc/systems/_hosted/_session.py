@@ -1,10 +1,9 @@
 """What every hosted real-time API adapter shares: the socket, the key, receipt stamps, playback.
 
 A hosted session is one websocket of JSON messages (notes/formats-and-protocols.md section 6).
-A reader task stamps each message with the rollout's clock the moment the socket hands it over
-and queues it undecoded; :meth:`HostedAdapter.events` decodes later, so a slow consumer never
-delays a stamp (DESIGN "Clocks"). Each dialect says how to open the session, send history and
-audio, end the input, and what its server's messages mean.
+The socket, the receipt stamps and the queue are those of every websocket adapter
+(:class:`~pmc.systems._websocket.WebsocketAdapter`). Each dialect says how to open the session,
+send history and audio, end the input, and what its server's messages mean.
 
 The API key is read from the environment variable the card names, when the socket opens, and
 goes only into a request header: never into the URL, an exception, a log line or the trace.
@@ -14,38 +13,25 @@ The websocket library logs request headers at DEBUG, so its logger here is held 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
 from abc import abstractmethod
-from collections import deque
-from collections.abc import AsyncIterator, Coroutine
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
-
-from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, ConnectionClosedOK, InvalidHandshake, InvalidURI
 
 from pmc.audio import FloatArray
 from pmc.clock import NS_PER_S, Clock
 from pmc.errors import PmcError
-from pmc.systems._adapter import (
-    EventKind,
-    Preload,
-    SystemAdapter,
-    SystemEvent,
-    TransportError,
-)
+from pmc.systems._adapter import EventKind, Preload, SystemEvent, TransportError
 from pmc.systems._card import SystemCard
 from pmc.systems._hosted._pcm import DeltaDecoder, InputResampler, encode
+from pmc.systems._websocket import WebsocketAdapter
 
 HANDSHAKE_TIMEOUT_S = 10.0
 """How long opening the socket, and then the server's acknowledgement of the session settings,
 may each take (the paper's adapters wait 10 s for ``session.updated``; reference section 8).
 A card may set ``params.handshake_timeout_s``."""
-MAX_MESSAGE_BYTES = 16 * 2**20
-"""Largest server message accepted (websockets' 1 MiB default is tight for long audio parts)."""
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 """Hosts reached directly, never through a proxy from the environment (the test fakes)."""
 
@@ -53,10 +39,6 @@ WIRE_LOG = logging.getLogger("pmc.systems.hosted.wire")
 """The websocket library's logger for hosted sessions. Held at INFO: at DEBUG the library logs
 every request header, the Authorization header with the key among them."""
 WIRE_LOG.setLevel(logging.INFO)
-
-_Received = tuple[int, str | bytes]
-"""A message and its receipt stamp."""
-_Item = _Received | SystemEvent | TransportError | None
 
 
 def api_key(card: SystemCard) -> str:
@@ -70,7 +52,7 @@ def api_key(card: SystemCard) -> str:
     return value
 
 
-class HostedAdapter(SystemAdapter):
+class HostedAdapter(WebsocketAdapter):
     """A hosted real-time API over one websocket of JSON messages.
 
     Subclasses give the dialect: how to authenticate, the session settings and the message that
@@ -93,11 +75,6 @@ class HostedAdapter(SystemAdapter):
         self.decoder = DeltaDecoder()
         self.input_rate = self.wire_input_rate(card)
         self._resampler = InputResampler(card.sample_rate, self.input_rate)
-        self._ws: ClientConnection | None = None
-        self._reader: asyncio.Task[None] | None = None
-        self._inbox: asyncio.Queue[_Item] = asyncio.Queue()
-        self._backlog: deque[SystemEvent] = deque()
-        self._tasks: set[asyncio.Task[None]] = set()
         self._playing_until_ns = 0
         """Where the client's playback queue ends, on the harness clock (as the trace plays)."""
 
@@ -151,47 +128,25 @@ class HostedAdapter(SystemAdapter):
         cls.check_card(card)
         api_key(card)
 
-    def fail(self, what: str) -> TransportError:
-        """A transport error that names the card."""
-        return TransportError(f"system card {self.card.name}: {what}")
-
-    async def connect(self) -> None:
-        """Open the websocket at the card's endpoint, the key in a header, and start stamping."""
-        endpoint = self.card.endpoint
-        if not endpoint:
-            raise self.fail("no endpoint to connect to")
+    def socket_options(self, url: str) -> dict[str, Any]:
+        """The key in a header, the card's handshake limit, the environment's proxy if remote."""
         try:
             key = api_key(self.card)
         except PmcError as exc:
             raise TransportError(str(exc)) from None
-        direct = urlsplit(endpoint).hostname in LOOPBACK_HOSTS
-        try:
-            self._ws = await connect(
-                endpoint,
-                additional_headers=self.auth_headers(key),
-                open_timeout=self.timeout_s,
-                compression=None,  # deflating base64 audio costs CPU and saves little
-                max_size=MAX_MESSAGE_BYTES,
-                logger=WIRE_LOG,
-                proxy=None if direct else True,  # True: the environment's proxy, if any
-            )
-        except TimeoutError:
-            raise self.fail(f"handshake timed out after {self.timeout_s:g} s") from None
-        except (OSError, InvalidURI, InvalidHandshake) as exc:
-            # The exception names the endpoint and the failure; the key was only in a header.
-            raise self.fail(f"cannot connect to {endpoint} ({type(exc).__name__}: {exc})") from None
-        self._reader = asyncio.get_running_loop().create_task(self._read(self._ws))
+        direct = urlsplit(url).hostname in LOOPBACK_HOSTS
+        return {
+            "additional_headers": self.auth_headers(key),
+            "open_timeout": self.timeout_s,
+            "logger": WIRE_LOG,
+            "proxy": None if direct else True,  # True: the environment's proxy, if any
+        }
 
-    async def _read(self, ws: ClientConnection) -> None:
-        """Stamp each message the moment the socket hands it over, then queue it undecoded."""
-        try:
-            while True:
-                message = await ws.recv()
-                self._inbox.put_nowait((self.clock.now_ns(), message))
-        except ConnectionClosedOK:
-            self._inbox.put_nowait(None)
-        except ConnectionClosed as exc:
-            self._inbox.put_nowait(self.fail(f"connection lost ({exc})"))
+    def connect_failed(self, url: str, exc: Exception) -> TransportError:
+        """A timeout names the limit; anything else the endpoint and the failure, never the key."""
+        if isinstance(exc, TimeoutError):
+            return self.fail(f"handshake timed out after {self.timeout_s:g} s")
+        return self.fail(f"cannot connect to {url} ({type(exc).__name__}: {exc})")
 
     async def preload(self, preload: Preload) -> None:
         """Send the session settings, wait for their acknowledgement, then the history."""
@@ -227,34 +182,13 @@ class HostedAdapter(SystemAdapter):
 
     async def send_json(self, message: dict[str, Any]) -> None:
         """Send one client message."""
-        if self._ws is None:
-            raise self.fail("not connected")
-        try:
-            await self._ws.send(json.dumps(message, separators=(",", ":")))
-        except ConnectionClosed as exc:
-            raise self.fail(f"connection lost while sending ({exc})") from None
+        await self.send(json.dumps(message, separators=(",", ":")))
 
     async def send_frame(self, samples: FloatArray) -> None:
         """Send one live frame, resampled to the wire's rate."""
         chunk = self._resampler.push(samples)
         if len(chunk):
             await self.send_json(self.audio_message(encode(chunk)))
-
-    def emit(self, kind: EventKind, **fields: Any) -> None:
-        """Record something the adapter itself did (a request it sent, a wait), stamped now."""
-        self._inbox.put_nowait(SystemEvent(kind, self.clock.now_ns(), **fields))
-
-    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        """Run ``work`` beside the stream; its transport failure ends the session."""
-        task = asyncio.get_running_loop().create_task(work)
-        self._tasks.add(task)
-
-        def done(finished: asyncio.Task[None]) -> None:
-            self._tasks.discard(finished)
-            if not finished.cancelled() and isinstance(finished.exception(), TransportError):
-                self._inbox.put_nowait(finished.exception())  # type: ignore[arg-type]
-
-        task.add_done_callback(done)
 
     # -- what arrives -----------------------------------------------------------------------
 
@@ -267,6 +201,10 @@ class HostedAdapter(SystemAdapter):
         if not isinstance(message, dict):
             raise self.fail(f"server message is not a JSON object: {type(message).__name__}")
         return message
+
+    def decode(self, arrival_ns: int, message: str | bytes) -> list[SystemEvent]:
+        """One server message as events."""
+        return self._handle(arrival_ns, self.parse(message))
 
     def _handle(self, arrival_ns: int, message: dict[str, Any]) -> list[SystemEvent]:
         """Translate a message and keep the playback queue's end up to date."""
@@ -296,39 +234,6 @@ class HostedAdapter(SystemAdapter):
             at_ns,
             detail={"reason": reason, "unplayed_ms": round(unplayed, 3)},
         )
-
-    async def events(self) -> AsyncIterator[SystemEvent]:
-        """Decoded messages and the adapter's own records, in arrival order, until closed.
-
-        Raises:
-            TransportError: The connection was lost, or a message could not be read.
-        """
-        while True:
-            while self._backlog:
-                yield self._backlog.popleft()
-            item = await self._inbox.get()
-            if item is None:
-                return
-            if isinstance(item, TransportError):
-                raise item
-            if isinstance(item, SystemEvent):
-                yield item
-                continue
-            for event in self._handle(item[0], self.parse(item[1])):
-                yield event
-
-    async def close(self) -> None:
-        """Stop pending work, close the websocket (closing handshake) and the reader."""
-        for task in list(self._tasks):
-            task.cancel()
-        if self._ws is not None:
-            await self._ws.close()
-        if self._reader is not None:
-            if not self._reader.done():
-                self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
-        self._inbox.put_nowait(None)
 
 
 def without_audio(message: dict[str, Any]) -> dict[str, Any]:
