@@ -143,6 +143,14 @@ def test_markdown_and_csv() -> None:
     assert "| end_of_turn | 5 | 1.67 | – |" in text
     assert "| flagged turns | 3 (60.0%) |" in text
     assert "| median overlaps per minute | 1.25 |" in text
+    lines = text.splitlines()
+    # Two bare tables (no heading), numbers right-aligned, one blank line between them.
+    assert lines[:2] == [
+        "| label | count | per minute | median duration (s) |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    assert lines[8:11] == ["", "| quantity | value |", "| --- | ---: |"]
+    assert len(lines) == 11 + 4 + len(Flag) + 4 and text.endswith(" | 0.40 |\n")
     rows = dict(csv.reader(io.StringIO(inventory_csv(inv))))
     assert rows["quantity"] == "value"
     assert rows["kinds.overlap.count"] == "4"

@@ -205,6 +205,12 @@ def test_markdown_table_lists_every_trait_score_and_choice() -> None:
     assert len(lines) == 5
     assert lines[3] == "| c2 | 1.0 | 1.000 | 5.000 | 0.500 | 0.000 | 0.917 | 2.000 | 0.694 | yes |"
     assert lines[2].endswith("| 0.472 | no |")
+    assert lines[1] == "| --- " + "| ---: " * 8 + "| :---: |"
+
+
+def test_markdown_of_no_candidates_is_the_header_alone() -> None:
+    lines = selection_table_markdown(select([], 0.5)).splitlines()
+    assert len(lines) == 2 and lines[1].endswith("| :---: |")
 
 
 def test_csv_holds_traits_ranks_and_choice() -> None:

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pmc.io import write_bytes
 from pmc.labels._types import Flag, LabelKind, Labels
+from pmc.table import Align, Cell, Table, new_plot, write_png
 
 INVENTORY_KINDS = (
     LabelKind.TURN,
@@ -166,47 +164,55 @@ def _fmt(value: float | None, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
-def inventory_markdown(inv: Inventory) -> str:
-    """Two Markdown tables: one row per label kind, then the inventory's other quantities."""
-    lines = [
-        "| label | count | per minute | median duration (s) |",
-        "| --- | ---: | ---: | ---: |",
-    ]
-    for k in inv.kinds:
-        lines.append(f"| {k.kind.value} | {k.count} | {_fmt(k.per_min)} | {_fmt(k.median_s)} |")
-    summary = [
-        ("conversations", str(inv.conversations)),
+def _tables(inv: Inventory) -> tuple[Table, Table]:
+    """Table 5 as two tables: one row per label kind, then the inventory's other quantities."""
+    kinds = Table(
+        "inventory_kinds",
+        "Labels per kind (paper Table 5)",
+        ("label", "count", "per minute", "median duration (s)"),
+        tuple((k.kind.value, k.count, _fmt(k.per_min), _fmt(k.median_s)) for k in inv.kinds),
+    )
+    summary: tuple[tuple[Cell, ...], ...] = (
+        ("conversations", inv.conversations),
         ("minutes", _fmt(inv.total_min, 1)),
         ("flagged turns", f"{inv.flagged_turns} ({inv.flagged_turn_share:.1%})"),
-        *((f"flag: {f.value}", str(n)) for f, n in inv.flag_counts.items()),
-        ("gap-fill words", str(inv.gap_fill_words)),
+        *((f"flag: {f.value}", n) for f, n in inv.flag_counts.items()),
+        ("gap-fill words", inv.gap_fill_words),
         ("median turns per minute", _fmt(inv.median_turns_per_min)),
         ("median backchannels per minute", _fmt(inv.median_backchannels_per_min)),
         ("median overlaps per minute", _fmt(inv.median_overlaps_per_min)),
         ("median floor-transfer offset (s)", _fmt(inv.median_floor_transfer_s)),
-    ]
-    lines += ["", "| quantity | value |", "| --- | ---: |"]
-    lines += [f"| {name} | {value} |" for name, value in summary]
-    return "\n".join(lines) + "\n"
+    )
+    quantities = Table(
+        "inventory_quantities", "The labels in numbers", ("quantity", "value"), summary
+    )
+    return kinds, quantities
 
 
-def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
-    rows: list[tuple[str, Any]] = []
+def inventory_markdown(inv: Inventory) -> str:
+    """Two Markdown tables: one row per label kind, then the inventory's other quantities."""
+    kinds, quantities = _tables(inv)
+    numbers = (Align.RIGHT,) * 3
+    return (
+        kinds.markdown(heading=False, align=(Align.DEFAULT, *numbers))
+        + "\n"
+        + quantities.markdown(heading=False, align=(Align.DEFAULT, Align.RIGHT))
+    )
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> tuple[tuple[Cell, ...], ...]:
+    rows: tuple[tuple[Cell, ...], ...] = ()
     for key, value in data.items():
         if isinstance(value, dict):
             rows += _flatten(value, f"{prefix}{key}.")
         else:
-            rows.append((f"{prefix}{key}", "" if value is None else value))
+            rows += ((f"{prefix}{key}", value),)
     return rows
 
 
 def inventory_csv(inv: Inventory) -> str:
     """CSV with one ``quantity,value`` row per number of :meth:`Inventory.to_dict` (dotted keys)."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["quantity", "value"])
-    writer.writerows(_flatten(inv.to_dict()))
-    return buffer.getvalue()
+    return Table("inventory", "The inventory", ("quantity", "value"), _flatten(inv.to_dict())).csv()
 
 
 def inventory_figure(labels: Sequence[Labels], path: Path) -> None:
@@ -216,14 +222,10 @@ def inventory_figure(labels: Sequence[Labels], path: Path) -> None:
     and are left out of them); panel (d) is linear with a line at zero. The file's bytes depend
     only on the labels: no software version or date is written into it.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
     import numpy as np
-    from matplotlib.figure import Figure
     from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
 
-    fig = Figure(figsize=(10.0, 7.0), dpi=100, layout="constrained")
+    fig = new_plot(figsize=(10.0, 7.0), dpi=100, layout="constrained")
     axes = fig.subplots(2, 2).flatten()
     panels = [
         ("(a) turn duration", _durations(labels, LabelKind.TURN), True),
@@ -253,6 +255,4 @@ def inventory_figure(labels: Sequence[Labels], path: Path) -> None:
         else:
             ax.hist(values, bins=FIGURE_BINS, color="0.3")
             ax.axvline(0.0, color="black", linestyle="--", linewidth=1.0)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", metadata={"Software": None})
-    write_bytes(path, buffer.getvalue())
+    write_png(fig, path)

@@ -6,8 +6,6 @@ among all candidates, and a conversation's score is the mean of its six ranks.
 
 from __future__ import annotations
 
-import csv
-import io
 import string
 from bisect import bisect_left, bisect_right
 from collections import Counter
@@ -16,9 +14,10 @@ from dataclasses import astuple, dataclass, fields
 from fractions import Fraction
 from typing import Any
 
-from pmc.corpus._types import Channel
+from pmc.corpus import Channel
 from pmc.io import schema_version
 from pmc.labels._types import Label, LabelKind, Labels
+from pmc.table import Align, Table
 
 SELECTION_SCHEMA_VERSION = 1
 
@@ -267,32 +266,50 @@ def _yes_no(flag: bool) -> str:
 
 def selection_table_markdown(selection: Selection) -> str:
     """A Markdown table: one row per candidate with its traits, score and whether it is kept."""
-    header = ["conversation", "minutes", *Traits.names(), "score", "selected"]
-    align = ["---", *["---:"] * (len(header) - 2), ":---:"]
-    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
-    for row in selection.rows:
-        cells = [
-            row.conversation_id,
-            f"{row.duration_s / 60.0:.1f}",
-            *(f"{v:.3f}" for v in row.traits.values()),
-            f"{row.score:.3f}",
-            _yes_no(row.selected),
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    names = Traits.names()
+    table = Table(
+        "selection",
+        "Liveliness selection (paper section 3.1)",
+        ("conversation", "minutes", *names, "score", "selected"),
+        tuple(
+            (
+                row.conversation_id,
+                f"{row.duration_s / 60.0:.1f}",
+                *(f"{v:.3f}" for v in row.traits.values()),
+                f"{row.score:.3f}",
+                _yes_no(row.selected),
+            )
+            for row in selection.rows
+        ),
+    )
+    numbers = (Align.RIGHT,) * (len(names) + 2)
+    return table.markdown(heading=False, align=(Align.DEFAULT, *numbers, Align.CENTER))
 
 
 def selection_csv(selection: Selection) -> str:
     """CSV with one row per candidate: duration, traits, their ranks, score and selected."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
     names = Traits.names()
-    ranks = [f"rank_{name}" for name in names]
-    writer.writerow(["conversation_id", "duration_s", *names, *ranks, "score", "selected"])
-    for row in selection.rows:
-        traits, ranked = row.traits.values(), row.ranks.values()
-        selected = _yes_no(row.selected)
-        writer.writerow(
-            [row.conversation_id, row.duration_s, *traits, *ranked, row.score, selected]
-        )
-    return buffer.getvalue()
+    table = Table(
+        "selection",
+        "Liveliness selection (paper section 3.1)",
+        (
+            "conversation_id",
+            "duration_s",
+            *names,
+            *(f"rank_{name}" for name in names),
+            "score",
+            "selected",
+        ),
+        tuple(
+            (
+                row.conversation_id,
+                row.duration_s,
+                *row.traits.values(),
+                *row.ranks.values(),
+                row.score,
+                _yes_no(row.selected),
+            )
+            for row in selection.rows
+        ),
+    )
+    return table.csv()

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -14,24 +14,17 @@ from pmc.report._outcomes import turn_values
 from pmc.report._pauses import bin_label, duration_bins, takeover_by_duration
 from pmc.report._recall import STRICT, by_history, judges, prefixes
 from pmc.scoring import PauseOutcome, Score
-from pmc.table import Figure
+from pmc.table import Figure, new_plot, write_png
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure as Plot
 
 FIGURES_DIR = "figures"
 DPI = 110
 LATENCY_FLOOR_S = 0.05
 """Figure 8 draws latencies on a log axis; those at or below this (words already under way at
 the turn end) are drawn at the left edge, as the paper does."""
-
-Draw = Callable[[Any, RunData], None]
-
-
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")  # files only, never a window
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def _color(data: RunData, system: str) -> str:
@@ -54,17 +47,35 @@ def _relative_to_pause_end(data: RunData, s: Score) -> float | None:
     return s.pause.after_latency_s
 
 
-def _ecdf(ax: Any, values: list[float], total: int, label: str, color: str) -> None:
+def _ecdf(ax: Axes, values: list[float], total: int, label: str, color: str) -> None:
     if not values or not total:
         return
     xs = np.sort(values)
     ax.step(xs, np.arange(1, len(xs) + 1) / total, where="post", label=label, color=color)
 
 
-def figure_pauses(plt: Any, data: RunData) -> Any:
+def _rate_lines(
+    ax: Axes,
+    xs: Sequence[float | str],
+    by_system: dict[str, list[tuple[float | None, int]]],
+    data: RunData,
+) -> None:
+    """A line per system through its rates (gaps where a rate is None)."""
+    for system, cells in by_system.items():
+        ax.plot(
+            xs,
+            [np.nan if r is None else r for r, _ in cells],
+            marker="o",
+            label=system,
+            color=_color(data, system),
+        )
+
+
+def figure_pauses(data: RunData) -> Plot:
     """Figure 2: outcome shares, first words against the pause end, takeover against response."""
     systems = [s for s in data.systems if data.first(s, PointKind.PAUSE)]
-    fig, axes = plt.subplots(1, 3, figsize=(15, 0.5 * len(systems) + 3))
+    fig = new_plot(figsize=(15, 0.5 * len(systems) + 3))
+    axes = fig.subplots(1, 3)
     left = np.zeros(len(systems))
     for outcome, share in zip(
         PauseOutcome, np.array([_outcome_shares(data, s) for s in systems]).T, strict=True
@@ -99,10 +110,11 @@ def figure_pauses(plt: Any, data: RunData) -> Any:
     return fig
 
 
-def figure_turn_end(plt: Any, data: RunData) -> Any:
+def figure_turn_end(data: RunData) -> Plot:
     """Figure 3: median and interquartile range of latency, duration and word ratios."""
     systems = [s for s in data.systems if data.first(s, PointKind.TURN_END)]
-    fig, axes = plt.subplots(1, 3, figsize=(15, 0.5 * len(systems) + 3))
+    fig = new_plot(figsize=(15, 0.5 * len(systems) + 3))
+    axes = fig.subplots(1, 3)
     fields = (
         ("latency_s", "(a) latency to first word (s)"),
         ("duration_ratio", "(b) duration ratio"),
@@ -128,21 +140,15 @@ def figure_turn_end(plt: Any, data: RunData) -> Any:
     return fig
 
 
-def figure_recall(plt: Any, data: RunData) -> Any:
+def figure_recall(data: RunData) -> Plot:
     """Figure 4: recall accuracy against history length, conversation and fact recall."""
     found = judges(data)
     scorer = found[0] if found else STRICT
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    fig = new_plot(figsize=(11, 4))
+    axes = fig.subplots(1, 2, sharey=True)
     lengths = prefixes(data)
     for ax, kind in zip(axes, (PointKind.CONVERSATION_RECALL, PointKind.FACT_RECALL), strict=True):
-        for system, cells in by_history(data, kind, scorer).items():
-            ax.plot(
-                lengths,
-                [np.nan if r is None else r for r, _ in cells],
-                marker="o",
-                label=system,
-                color=_color(data, system),
-            )
+        _rate_lines(ax, lengths, by_history(data, kind, scorer), data)
         ax.set_xlabel("history (s)")
         ax.set_title(f"({'ab'[kind is PointKind.FACT_RECALL]}) {kind.value.replace('_', ' ')}")
         ax.set_ylim(-0.05, 1.05)
@@ -151,19 +157,12 @@ def figure_recall(plt: Any, data: RunData) -> Any:
     return fig
 
 
-def figure_duration(plt: Any, data: RunData) -> Any:
+def figure_duration(data: RunData) -> Plot:
     """Figure 7: takeover rate against labelled pause duration."""
-    fig, ax = plt.subplots(figsize=(8, 4))
-    bins = duration_bins()
-    labels = [bin_label(lo, hi) for lo, hi in bins]
-    for system, cells in takeover_by_duration(data).items():
-        ax.plot(
-            labels,
-            [np.nan if r is None else r for r, _ in cells],
-            marker="o",
-            label=system,
-            color=_color(data, system),
-        )
+    fig = new_plot(figsize=(8, 4))
+    ax = fig.subplots()
+    labels = [bin_label(lo, hi) for lo, hi in duration_bins()]
+    _rate_lines(ax, labels, takeover_by_duration(data), data)
     ax.set_xlabel("labelled pause duration")
     ax.set_ylabel("takeover rate")
     ax.set_ylim(-0.05, 1.05)
@@ -171,9 +170,10 @@ def figure_duration(plt: Any, data: RunData) -> Any:
     return fig
 
 
-def figure_cdf(plt: Any, data: RunData) -> Any:
+def figure_cdf(data: RunData) -> Plot:
     """Figure 8: cumulative distributions of turn-end latency and duration ratio, log axes."""
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    fig = new_plot(figsize=(12, 4))
+    axes = fig.subplots(1, 2)
     for system in data.systems:
         total = len(data.first(system, PointKind.TURN_END))
         latency = [max(v, LATENCY_FLOOR_S) for v in turn_values(data, system, "latency_s")]
@@ -192,7 +192,7 @@ def figure_cdf(plt: Any, data: RunData) -> Any:
     return fig
 
 
-FIGURES: tuple[tuple[str, str, Callable[[Any, RunData], Any], PointKind], ...] = (
+FIGURES: tuple[tuple[str, str, Callable[[RunData], Plot], PointKind], ...] = (
     (
         "pauses",
         "Pause points: outcomes, timing, and each system (paper Figure 2)",
@@ -229,20 +229,15 @@ FIGURES: tuple[tuple[str, str, Callable[[Any, RunData], Any], PointKind], ...] =
 
 def write_figures(folder: Path, data: RunData) -> list[Figure]:
     """Draw every figure the run has points for; return them in order."""
-    plt = _pyplot()
     out = []
     present = {k for system in data.systems for k in data.kinds(system)}
     for key, title, draw, needs in FIGURES:
         if needs not in present:
             continue
-        fig = draw(plt, data)
+        fig = draw(data)
         fig.suptitle(title)
         fig.tight_layout()
         relative = f"{FIGURES_DIR}/{key}.png"
-        (folder / FIGURES_DIR).mkdir(parents=True, exist_ok=True)
-        tmp = folder / FIGURES_DIR / f".{key}.tmp.png"
-        fig.savefig(tmp, dpi=DPI, metadata={"Software": None})
-        tmp.replace(folder / relative)
-        plt.close(fig)
+        write_png(fig, folder / relative, dpi=DPI)
         out.append(Figure(key, title, relative))
     return out

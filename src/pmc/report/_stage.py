@@ -13,7 +13,7 @@ from pmc.report._main import main_table
 from pmc.report._outcomes import distribution_table, outcomes_table
 from pmc.report._pauses import boundary_table, duration_table, tercile_table
 from pmc.report._recall import agreement_table, history_table
-from pmc.report._write import main_tables, write_tables
+from pmc.report._write import write_tables
 from pmc.table import Table
 
 REPORT_DIR = "report"
@@ -70,8 +70,5 @@ def build_report(
         "compare_run_id": None if other is None else other.run_id,
         "unscored_systems": list(data.unscored),
     }
-    write_tables(folder, rows, tables, figures, settings)
-
-    return write_html(
-        folder, run_dir, [*main_tables(rows), *tables], figures, f"pmc report: run {data.run_id}"
-    )
+    written = write_tables(folder, rows, tables, figures, settings)
+    return write_html(folder, run_dir, written, figures, f"pmc report: run {data.run_id}")

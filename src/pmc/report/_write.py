@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,60 +56,58 @@ def _system(row: MainRow) -> str:
     )
 
 
-def main_tables(rows: Sequence[MainRow]) -> list[Table]:
-    """Per point kind (never pooled): Table 3's values, then Table 14's intervals."""
+def _per_kind(
+    rows: Sequence[MainRow], key: str, title: str, value: Callable[[Value], str], note: str = ""
+) -> list[Table]:
+    """One table per point kind (never pooled), a row per system, each metric by ``value``.
+
+    ``title`` is formatted with ``kind`` (its name) and ``history`` (the recall history, or
+    nothing for the other kinds).
+    """
     out = []
     for kind in dict.fromkeys(r.kind for r in rows):
         mine = [r for r in rows if r.kind is kind]
         names = list(mine[0].values)
-        head = ("system", "points", "no audio", "failed", *names)
-        values: list[tuple[Cell, ...]] = []
-        cis: list[tuple[Cell, ...]] = []
-        for r in mine:
-            counts: tuple[Cell, ...] = (_system(r), r.points, r.no_audio, r.failed)
-            values.append((*counts, *(spread(r.values[n]) for n in names)))
-            cis.append((*counts, *(interval(r.values[n]) for n in names)))
-        recall = " (120 s of history)" if "strict" in names else ""
-        out.append(
-            Table(
-                f"main_{kind.value}",
-                f"Main table: {_kind_name(kind)} points{recall} (paper Table 3)",
-                head,
-                tuple(values),
-                "Rates over rollouts; medians (interquartile range) over rollouts with words. "
-                "Reference rows are named by their role.",
-            )
+        history = " (120 s of history)" if "strict" in names else ""
+        body: tuple[tuple[Cell, ...], ...] = tuple(
+            (_system(r), r.points, r.no_audio, r.failed, *(value(r.values[n]) for n in names))
+            for r in mine
         )
         out.append(
             Table(
-                f"intervals_{kind.value}",
-                f"95% bootstrap intervals: {_kind_name(kind)} points (paper Table 14)",
-                head,
-                tuple(cis),
-                "Conversations resampled with replacement.",
+                f"{key}_{kind.value}",
+                title.format(kind=_kind_name(kind), history=history),
+                ("system", "points", "no audio", "failed", *names),
+                body,
+                note,
             )
         )
     return out
 
 
+def main_tables(rows: Sequence[MainRow]) -> list[Table]:
+    """Per point kind (never pooled): Table 3's values, then Table 14's intervals."""
+    values = _per_kind(
+        rows,
+        "main",
+        "Main table: {kind} points{history} (paper Table 3)",
+        spread,
+        "Rates over rollouts; medians (interquartile range) over rollouts with words. "
+        "Reference rows are named by their role.",
+    )
+    cis = _per_kind(
+        rows,
+        "intervals",
+        "95% bootstrap intervals: {kind} points (paper Table 14)",
+        interval,
+        "Conversations resampled with replacement.",
+    )
+    return [table for pair in zip(values, cis, strict=True) for table in pair]
+
+
 def markdown(rows: Sequence[MainRow]) -> str:
     """The main table per point kind: estimate and interval in each cell."""
-    parts = []
-    for kind in dict.fromkeys(r.kind for r in rows):
-        mine = [r for r in rows if r.kind is kind]
-        names = list(mine[0].values)
-        parts.append(f"## {_kind_name(kind)}\n")
-        parts.append("| system | points | no audio | failed | " + " | ".join(names) + " |")
-        parts.append("|---|---|---|---|" + "---|" * len(names))
-        for r in mine:
-            cells = [cell(r.values[n]) for n in names]
-            parts.append(
-                f"| {_system(r)} | {r.points} | {r.no_audio} | {r.failed} | "
-                + " | ".join(cells)
-                + " |"
-            )
-        parts.append("")
-    return "\n".join(parts)
+    return "\n".join(t.markdown() for t in _per_kind(rows, "main", "{kind}", cell))
 
 
 def table_csv(rows: Sequence[MainRow]) -> str:
@@ -149,10 +147,10 @@ def write_tables(
     tables: Sequence[Table],
     figures: Sequence[Figure],
     settings: dict[str, Any],
-) -> None:
+) -> list[Table]:
     """Write the main table, every table as CSV and in one Markdown file, and ``results.json``.
 
-    Every file is written atomically.
+    Every file is written atomically. Returns every table as written: the main table's first.
     """
     io.write_text(folder / MAIN_MD, markdown(rows))
     io.write_text(folder / MAIN_CSV, table_csv(rows))
@@ -160,7 +158,7 @@ def write_tables(
     for table in all_tables:
         io.write_text(folder / TABLES_DIR / f"{table.key}.csv", table.csv())
     text = "\n".join(t.markdown() for t in all_tables)
-    text += "".join(f"\n## {f.title}\n\n![{f.title}]({f.file})\n" for f in figures)
+    text += "".join("\n" + f.markdown() for f in figures)
     io.write_text(folder / REPORT_MD, text)
     io.write_json(
         folder / RESULTS_JSON,
@@ -177,3 +175,4 @@ def write_tables(
             "figures": [f.to_dict() for f in figures],
         },
     )
+    return all_tables
