@@ -16,6 +16,7 @@ from typing import Any
 
 from pmc.audio import SAMPLE_RATE, FloatArray, resample
 from pmc.errors import PmcError
+from pmc.registry import Registry
 
 WHISPER_RATE = 16_000
 """Whisper models take 16 kHz audio."""
@@ -48,25 +49,18 @@ class Transcriber(ABC):
         return " ".join(word.text for word in self.transcribe(audio))
 
 
-_FACTORIES: dict[str, Callable[[str], Transcriber]] = {}
-
-
-def register_transcriber(name: str) -> Callable[[Callable[[str], Transcriber]], Any]:
-    """Register a factory ``f(model) -> Transcriber`` under ``name`` (used as ``name:model``)."""
-
-    def decorate(factory: Callable[[str], Transcriber]) -> Callable[[str], Transcriber]:
-        _FACTORIES[name] = factory
-        return factory
-
-    return decorate
+TRANSCRIBERS: Registry[Callable[[str], Transcriber]] = Registry("speech recogniser")
+"""Speech recognisers by engine name; a factory ``f(model) -> Transcriber`` (``name:model``)."""
+register_transcriber = TRANSCRIBERS.register
+"""Decorator: register a transcriber factory under an engine name."""
 
 
 def create_transcriber(spec: str = DEFAULT_ASR) -> Transcriber:
     """Build the transcriber a setting names: ``engine`` or ``engine:model``."""
     name, _, model = spec.partition(":")
-    factory = _FACTORIES.get(name)
+    factory = TRANSCRIBERS.get(name)
     if factory is None:
-        known = ", ".join(sorted(_FACTORIES))
+        known = TRANSCRIBERS.known()
         raise PmcError(f"unknown speech recogniser {name!r} (known: {known})")
     return factory(model)
 
@@ -87,18 +81,7 @@ class FasterWhisper(Transcriber):
 
     def _load(self) -> Any:
         if self._model is None:
-            try:
-                from faster_whisper import WhisperModel
-            except ImportError:  # pragma: no cover - part of the default install
-                raise PmcError("speech recognition needs faster-whisper: pip install pmc") from None
-            files = _bundled_files(self._model_setting)
-            self._model = WhisperModel(
-                self._model_setting if files else _resolve_model(self._model_setting),
-                device="cpu",
-                compute_type="int8",
-                cpu_threads=self._threads,
-                files=files,
-            )
+            self._model = load_whisper_model(self._model_setting, self._threads)
         return self._model
 
     def _segments(self, audio: FloatArray, words: bool) -> Any:
@@ -131,6 +114,27 @@ class FasterWhisper(Transcriber):
         """What was said, decoded without timestamps (about twice as fast)."""
         segments = self._segments(audio, words=False)
         return " ".join(segment.text.strip() for segment in segments).strip()
+
+
+def load_whisper_model(model: str = "tiny.en", threads: int = 2) -> Any:
+    """faster-whisper's ``WhisperModel`` for a model setting, on the CPU at int8.
+
+    ``model`` is a bundled name (``tiny.en``, ``base``), a model folder or a hub name. For
+    callers that need more of Whisper than a :class:`Transcriber` gives (gate calibration reads
+    each segment's no-speech, log-probability and compression scores).
+    """
+    try:
+        from faster_whisper import WhisperModel
+    except ImportError:  # pragma: no cover - part of the default install
+        raise PmcError("speech recognition needs faster-whisper: pip install pmc") from None
+    files = _bundled_files(model)
+    return WhisperModel(
+        model if files else _resolve_model(model),
+        device="cpu",
+        compute_type="int8",
+        cpu_threads=threads,
+        files=files,
+    )
 
 
 def _bundled_files(model: str) -> dict[str, Any] | None:
@@ -180,3 +184,16 @@ def _resolve_model(model: str) -> str:
 @register_transcriber("faster-whisper")
 def _faster_whisper(model: str) -> Transcriber:
     return FasterWhisper(model or "tiny.en")
+
+
+__all__ = [
+    "DEFAULT_ASR",
+    "TRANSCRIBERS",
+    "WHISPER_RATE",
+    "FasterWhisper",
+    "TimedWord",
+    "Transcriber",
+    "create_transcriber",
+    "load_whisper_model",
+    "register_transcriber",
+]

@@ -10,9 +10,7 @@ from rich import box
 from rich.table import Table
 
 from pmc.asr import DEFAULT_ASR
-from pmc.cli._ui import err, out, progress_bar
-from pmc.errors import PmcError
-from pmc.scoring._calibrate import (
+from pmc.calibration import (
     THREADS_PER_WORKER,
     Calibration,
     LabelSettings,
@@ -22,6 +20,8 @@ from pmc.scoring._calibrate import (
     label_tracks,
     write_calibration,
 )
+from pmc.cli._ui import err, out, progress_bar
+from pmc.errors import PmcError
 
 DEFAULT_WORKERS = max(1, (os.cpu_count() or 1) // THREADS_PER_WORKER)
 """One transcribing process per two cores (each decodes on two threads)."""

@@ -2,8 +2,8 @@
 
 The speech gate on the played track, words from Whisper with word times on the stream clock,
 word-bearing intervals and wordless phonation (``_evidence``); pause, turn-end and recall
-metrics (``_metrics``, ``_text``, ``_embed``, ``_judges``); the resumable stage (``_stage``);
-and the gate's calibration against windowed recognition (``_calibrate``).
+metrics (``_metrics``, ``_text``, ``_embed``, ``_judges``); and the resumable stage
+(``_stage``). The gate's calibration against windowed recognition is :mod:`pmc.calibration`.
 """
 
 from pmc.scoring._embed import Embedder, embedder
