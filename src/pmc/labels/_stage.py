@@ -15,8 +15,9 @@ from pmc import io
 from pmc.asr import Transcriber, create_transcriber
 from pmc.corpus import Channel, Word, conversation_paths, read_conversation
 from pmc.errors import PmcError
-from pmc.labels._engine import ENGINE_VERSION, EngineSettings, label_conversation
+from pmc.labels._engine import label_conversation
 from pmc.labels._gapfill import empty_stretches, fill_gaps
+from pmc.labels._settings import ENGINE_VERSION, EngineSettings
 from pmc.labels._types import Labels
 from pmc.labels._vap import Projector, flag_with_projection
 from pmc.progress import Start

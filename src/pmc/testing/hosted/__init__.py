@@ -18,13 +18,8 @@ from pmc.testing.hosted._endpointer import EnergyEndpointer, VadEvent
 from pmc.testing.hosted._gemini import GeminiFakeSession
 from pmc.testing.hosted._openai import OpenAIBetaFakeSession, OpenAIFakeSession, XaiFakeSession
 from pmc.testing.hosted._process import FakeProcess, fake_process
-from pmc.testing.hosted._server import (
-    FakeServer,
-    FakeServerThread,
-    FakeSession,
-    fake_in_thread,
-    serve_fake,
-)
+from pmc.testing.hosted._server import FakeServer, FakeServerThread, fake_in_thread, serve_fake
+from pmc.testing.hosted._session import FakeSession
 from pmc.testing.hosted._voice import answer_audio
 
 

@@ -147,7 +147,7 @@ class AnswerRecord:
         """Where its speech begins on the stream clock: the truth an onset is measured against.
 
         Its first audio sample plays when its first delta arrives (the client's stream clock
-        and the fake's agree, module :mod:`pmc.testing.hosted._server`), and the speech follows
+        and the fake's agree, module :mod:`pmc.testing.hosted._session`), and the speech follows
         the lead-in. None for an answer never sent, or sent without audio.
         """
         if self.onset_s is None or self.text_only:
@@ -182,7 +182,7 @@ class SessionRecord:
         history_turns: Text turns received as history.
         audio_s: Live audio received.
         origin_ns: The stream clock's origin on the fake's monotonic clock (module
-            :mod:`pmc.testing.hosted._server`); on one machine the harness's clock is the same
+            :mod:`pmc.testing.hosted._session`); on one machine the harness's clock is the same
             monotonic clock, so this is comparable with a trace's ``t0_ns``.
         messages: Every client message as received (JSON text), for conformance checks; None
             unless the server was asked to keep them.

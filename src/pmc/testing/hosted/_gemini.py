@@ -19,7 +19,8 @@ from typing import Any
 
 from pmc.testing.hosted._behaviour import AnswerRecord
 from pmc.testing.hosted._endpointer import SPEECH_RMS, WINDOW_MS, VadEvent
-from pmc.testing.hosted._server import FakeSession, decode_pcm16
+from pmc.testing.hosted._pcm import decode_pcm16
+from pmc.testing.hosted._session import FakeSession
 from pmc.testing.hosted._voice import b64
 
 INPUT_MIME = re.compile(r"audio/pcm;rate=(\d+)")

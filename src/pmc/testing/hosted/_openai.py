@@ -17,7 +17,8 @@ from typing import Any, ClassVar
 
 from pmc.testing.hosted._behaviour import AnswerRecord
 from pmc.testing.hosted._endpointer import THRESHOLD_TO_RMS, WINDOW_MS, Change, VadEvent
-from pmc.testing.hosted._server import OUTPUT_RATE, FakeSession, decode_pcm16
+from pmc.testing.hosted._pcm import OUTPUT_RATE, decode_pcm16
+from pmc.testing.hosted._session import FakeSession
 
 SEMANTIC_TIMEOUT_MS = {"low": 8000, "medium": 4000, "high": 2000, "auto": 4000}
 """Semantic VAD modelled as its longest wait by eagerness (developers.openai.com realtime-vad

@@ -21,7 +21,8 @@ from pmc.testing._child import serve_in_child
 from pmc.testing.hosted._behaviour import AnswerRecord, FakeBehaviour, SessionRecord
 from pmc.testing.hosted._gemini import GeminiFakeSession
 from pmc.testing.hosted._openai import OpenAIBetaFakeSession, OpenAIFakeSession, XaiFakeSession
-from pmc.testing.hosted._server import FakeSession, serve_fake
+from pmc.testing.hosted._server import serve_fake
+from pmc.testing.hosted._session import FakeSession
 from pmc.testing.hosted._voice import answer_audio
 
 START_TIMEOUT_S = 60.0

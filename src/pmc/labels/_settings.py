@@ -1,0 +1,38 @@
+"""The rule engine's parameters and version, which every labels file records."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+ENGINE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """The engine's parameters; every labels file records them."""
+
+    bridge_s: float = 0.25
+    """Gaps up to this inside one speaker's activity are closed (paper section 3.2)."""
+    backchannel_max_s: float = 1.0
+    """A backchannel lasts at most 1 s (paper section 3.2)."""
+    backchannel_max_words: int = 2
+    """... and has at most two words (paper section 3.2)."""
+    lookahead_s: float = 5.0
+    """How far past an offset the engine looks (paper section 3.2)."""
+    take_max_s: float = 2.5
+    """A failed take lasts at most this. Ours: the paper does not say; a false start of up to five
+    words at a conversational 2 to 3 words per second."""
+    take_max_words: int = 5
+    """... and has at most this many words (ours, as above)."""
+    yield_overlap_s: float = 0.5
+    """The other yields when they stop within this after the first speaker resumes over them
+    (ours: the paper says only "starts and yields")."""
+    short_turn_s: float = 0.4
+    """A lexical turn shorter than this is flagged (paper section 3.2)."""
+    gap_fill_share: float = 0.5
+    """A turn with at least this share of gap-fill words is flagged (paper section 3.2)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form."""
+        return asdict(self)

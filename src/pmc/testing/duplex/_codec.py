@@ -1,0 +1,28 @@
+"""What the Moshi protocol's Opus codec does to the timing of speech sent through it."""
+
+from __future__ import annotations
+
+from pmc.duplex import SAMPLE_RATE
+
+OPUS_DELAY_SAMPLES = 155
+"""How much later speech comes out of the Moshi protocol's codec than it went in, at 24 kHz.
+
+Measured (``tests/duplex/test_clock.py`` measures it again): the bundled voice (the fakes'
+answers, starting sharply) put after digital silence at 1,200 seeded random samples of 80 ms
+frames, encoded frame by frame with sphn's ``OpusStreamWriter`` (as a server does) and decoded
+page by page with its ``OpusStreamReader`` (as the adapter does). Cross-correlating what went in
+with what came out gives 154 or 155 samples every time: libopus's lookahead, 6.5 ms (the
+312-sample pre-skip at 48 kHz that an Ogg-Opus stream declares), which sphn's reader does not
+remove. Scoring's onset moves by as much at most (156 or 157 samples) and often by less: see
+:data:`OPUS_PRE_ECHO_S`."""
+OPUS_DELAY_S = OPUS_DELAY_SAMPLES / SAMPLE_RATE
+""":data:`OPUS_DELAY_SAMPLES` in seconds (6.46 ms)."""
+OPUS_PRE_ECHO_S = 0.006
+"""How much earlier than :data:`OPUS_DELAY_S` a decoded onset may be found.
+
+A transform codec spreads its quantisation noise ahead of a sharp attack (pre-echo), and
+scoring's refined onset starts where the speech first rose above the gate's holding level
+(0.005 RMS over 2 ms), which that noise can reach. In the measurement of
+:data:`OPUS_DELAY_SAMPLES` the onset moved by a median of 136 samples ("Right, I see ...") or
+150 ("That sounds like ..."), by 34 samples at the least: up to 5.0 ms earlier than the signal.
+This allows 6 ms, a millisecond more than was seen."""

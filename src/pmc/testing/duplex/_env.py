@@ -1,0 +1,70 @@
+"""The duplex environment: its Python, the server settings, a free port, the tiny models.
+
+The Moshi servers need PyTorch and moshi, which live in their own environment
+(``.venv-duplex``, built by ``make``); from pmc's own environment they run as subprocesses of
+that environment's Python.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+from pathlib import Path
+
+from pmc.errors import PmcError
+
+HOST = "127.0.0.1"
+REPO = Path(__file__).resolve().parents[4]
+"""The checkout (this file is ``src/pmc/testing/duplex/_env.py`` in an editable install)."""
+DUPLEX_VENV = REPO / ".venv-duplex"
+START_TIMEOUT_S = 120.0
+"""A server loads its model before it listens: about 2 s alone, longer on busy cores."""
+STOP_TIMEOUT_S = 10.0
+SERVER_ENV = {
+    "NO_TORCH_COMPILE": "1",  # moshi compiles lazily on the first step otherwise (3-14 s, gcc)
+    "HF_HUB_OFFLINE": "1",  # a missing local file fails at once instead of retrying the hub
+    "PMC_TORCH_THREADS": "1",  # two threads on two busy cores spike to hundreds of ms a step
+}
+
+
+def duplex_python() -> Path:
+    """The duplex environment's Python (``PMC_DUPLEX_PYTHON`` overrides it)."""
+    override = os.environ.get("PMC_DUPLEX_PYTHON")
+    path = Path(override) if override else DUPLEX_VENV / "bin" / "python"
+    if not path.exists():
+        raise PmcError(f"{path}: no duplex environment; build it with `make .venv-duplex`")
+    return path
+
+
+def free_port() -> int:
+    """A TCP port free on the loopback interface right now."""
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return int(s.getsockname()[1])
+
+
+def build_tiny_models(out: Path) -> Path:
+    """Build the tiny random-weight models into ``out`` (in the duplex environment)."""
+    subprocess.run(
+        [str(duplex_python()), "-m", "pmc.duplex.tiny", str(out)],
+        check=True,
+        capture_output=True,
+        env=os.environ | SERVER_ENV,
+    )
+    return out
+
+
+def model_args(models: Path, stock: bool) -> list[str]:
+    """Command-line arguments that load the tiny models from ``models``."""
+    config = "--config-path" if stock else "--config"
+    return [
+        config,
+        str(models / "config.json"),
+        "--moshi-weight",
+        str(models / "moshi.safetensors"),
+        "--mimi-weight",
+        str(models / "mimi.safetensors"),
+        "--tokenizer",
+        str(models / "tok.model"),
+    ]

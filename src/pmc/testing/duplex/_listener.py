@@ -1,0 +1,167 @@
+"""A Moshi-protocol fake that listens: it answers the end of the user's turn with real words.
+
+Its answers start at a seeded random sample of an output frame, and it records where on its
+stream clock each answer's speech began: the truth an onset is measured against.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from urllib.parse import parse_qs, urlsplit
+
+import numpy as np
+from websockets.asyncio.server import ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+
+from pmc.audio import FloatArray
+from pmc.clock import NS_PER_S
+from pmc.duplex import FRAME_SAMPLES, SAMPLE_RATE, Kind
+from pmc.testing.duplex._behaviour import DuplexAnswer, ListenerBehaviour, ListenerSession
+from pmc.testing.duplex._env import HOST
+from pmc.testing.hosted import EnergyEndpointer, answer_audio
+from pmc.testing.hosted._deadline import sleep_until
+from pmc.testing.hosted._endpointer import Change
+
+FRAME_NS = FRAME_SAMPLES * NS_PER_S // SAMPLE_RATE
+"""One 80 ms frame in nanoseconds."""
+
+
+@dataclass
+class _Saying:
+    """An answer being spoken: its audio (lead-in, then speech), its words, how much went out."""
+
+    answer: DuplexAnswer
+    audio: FloatArray
+    pieces: list[str]
+    given: int = 0
+
+    def next_frame(self) -> tuple[FloatArray, str]:
+        """The next output frame's audio and text piece."""
+        frame = np.zeros(FRAME_SAMPLES, dtype=np.float32)
+        part = self.audio[self.given : self.given + FRAME_SAMPLES]
+        frame[: len(part)] = part
+        text = self.pieces[self.given // FRAME_SAMPLES]
+        self.given += len(part)
+        self.answer.said_s = max(0, self.given - self.answer.offset) / SAMPLE_RATE
+        return frame, text
+
+    @property
+    def done(self) -> bool:
+        """Whether all of it went out."""
+        return self.given >= len(self.audio)
+
+
+class ListeningMoshi:
+    """The stock protocol with an endpointer and a voice instead of a model.
+
+    Like Moshi, it answers every input frame with one output frame (silence while it has
+    nothing to say), a steady :attr:`ListenerBehaviour.step_ms` after the frame was due. Its
+    energy endpointer (the hosted fakes', 20 ms windows at the gate's 0.01 RMS) reads the
+    decoded input; once speech has been followed by :attr:`ListenerBehaviour.silence_ms` of
+    quiet, the next output frame starts the answer at a seeded random sample, and the frames
+    after it carry the rest, with the answer's words as text pieces. Turn ends heard while it
+    speaks are not answered; speech starting while it speaks stops it
+    (:attr:`ListenerBehaviour.barge_in`). Every session's :class:`ListenerSession` records, on
+    its stream clock, where each answer's speech began.
+    """
+
+    def __init__(self, behaviour: ListenerBehaviour | None = None) -> None:
+        self.behaviour = behaviour or ListenerBehaviour()
+        self.sessions: list[ListenerSession] = []
+        answer_audio(self.behaviour.reply_text)  # voiced before any session, never during one
+
+    async def _session(self, ws: ServerConnection) -> None:
+        import sphn
+
+        behaviour = self.behaviour
+        record = ListenerSession(f"duplex_{len(self.sessions) + 1:04d}")
+        query = parse_qs(urlsplit(ws.request.path if ws.request else "").query)
+        record.seed = int(query["seed"][0]) if query.get("seed") else None
+        self.sessions.append(record)
+        own = record.session_id if record.seed is None else record.seed
+        draws = random.Random(f"{behaviour.seed}:{own}")
+        reader, writer = sphn.OpusStreamReader(SAMPLE_RATE), sphn.OpusStreamWriter(SAMPLE_RATE)
+        endpointer = EnergyEndpointer(SAMPLE_RATE, behaviour.silence_ms)
+        voice = answer_audio(behaviour.reply_text)
+        words = behaviour.reply_text.split()
+        pending = np.zeros(0, dtype=np.float32)
+        received = 0
+        heard_end: tuple[float, float] | None = None  # a turn end not yet answered
+        saying: _Saying | None = None
+        await ws.send(bytes([Kind.HANDSHAKE]))
+        # Output leaves on a grid fixed now: the stream starts just after the client has the
+        # handshake, and an origin estimated from the first frames alone would move the grid.
+        grid_ns = time.monotonic_ns()
+        queued_ns = grid_ns  # where a client's playback of the frames sent so far ends
+        try:
+            async for message in ws:
+                arrival = time.monotonic_ns()
+                if not isinstance(message, bytes) or message[:1] != bytes([Kind.AUDIO]):
+                    continue
+                pcm = np.asarray(reader.append_bytes(message[1:]), dtype=np.float32).reshape(-1)
+                received += len(pcm)
+                origin = arrival - received * NS_PER_S // SAMPLE_RATE
+                if record.origin_ns is None or origin < record.origin_ns:
+                    record.origin_ns = origin
+                for event in endpointer.push(pcm):
+                    record.speech.append((event.change.value, event.at / SAMPLE_RATE))
+                    if event.change is Change.STOPPED and saying is None:
+                        heard_end = (event.at / SAMPLE_RATE, event.decided / SAMPLE_RATE)
+                    elif event.change is Change.STARTED:
+                        heard_end = None  # the user went on before it answered
+                        saying = None if behaviour.barge_in else saying
+                pending = np.concatenate([pending, pcm])
+                while len(pending) >= FRAME_SAMPLES:
+                    pending = pending[FRAME_SAMPLES:]
+                    starting = None
+                    if heard_end is not None and saying is None:
+                        offset = draws.randrange(FRAME_SAMPLES)
+                        starting = DuplexAnswer(*heard_end, record.frames, offset)
+                        record.answers.append(starting)
+                        lead_in = np.zeros(starting.offset, dtype=np.float32)
+                        audio = np.concatenate([lead_in, voice])
+                        saying, heard_end = _Saying(starting, audio, _spread(words, audio)), None
+                    frame, text = (np.zeros(FRAME_SAMPLES, dtype=np.float32), "")
+                    if saying is not None:
+                        frame, text = saying.next_frame()
+                        saying = None if saying.done else saying
+                    record.frames += 1
+                    page = bytes(writer.append_pcm(frame))
+                    due_s = record.frames * FRAME_SAMPLES / SAMPLE_RATE + behaviour.step_ms / 1000
+                    await sleep_until(grid_ns + round(due_s * NS_PER_S))
+                    sent_ns = time.monotonic_ns()
+                    play_ns = max(sent_ns, queued_ns)
+                    queued_ns = play_ns + FRAME_NS
+                    if starting is not None:
+                        starting.sent_ns, starting.played_ns = sent_ns, play_ns
+                    if page:
+                        await ws.send(bytes([Kind.AUDIO]) + page)
+                    if text:
+                        await ws.send(bytes([Kind.TEXT]) + text.encode())
+        except ConnectionClosed:
+            pass
+        finally:
+            origin_ns = record.origin_ns or 0
+            for answer in record.answers:
+                played_s = (answer.played_ns - origin_ns) / NS_PER_S
+                answer.speech_s = round(played_s + answer.offset / SAMPLE_RATE, 6)
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[str]:
+        """Serve on a free loopback port; yields the ``/api/chat`` URL."""
+        async with serve(self._session, HOST, 0, compression=None) as server:
+            port = next(iter(server.sockets)).getsockname()[1]
+            yield f"ws://{HOST}:{port}/api/chat"
+
+
+def _spread(words: list[str], audio: FloatArray) -> list[str]:
+    """The text piece of each output frame that carries ``audio``: its words, spread evenly."""
+    frames = -(-len(audio) // FRAME_SAMPLES)
+    pieces = [""] * frames
+    for i, word in enumerate(words):
+        pieces[i * frames // len(words)] += f" {word}"
+    return pieces
