@@ -33,7 +33,7 @@ def duplex_python() -> Path:
     override = os.environ.get("PMC_DUPLEX_PYTHON")
     path = Path(override) if override else DUPLEX_VENV / "bin" / "python"
     if not path.exists():
-        raise PmcError(f"{path}: no duplex environment; build it with `make .venv-duplex`")
+        raise PmcError(f"{path}: no duplex environment; build it with `make duplex-env`")
     return path
 
 
