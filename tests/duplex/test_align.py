@@ -8,7 +8,7 @@ import numpy as np
 
 from pmc.duplex._align import EPAD, PAD, align_words, prompt_tokens
 from pmc.duplex._wire import HISTORY_CHUNK_BYTES, Kind
-from pmc.systems import Preload, TimedWord
+from pmc.systems import HistoryWord, Preload
 from pmc.systems._duplex._preloaded import _chunks, preload_header
 
 
@@ -49,7 +49,7 @@ def test_the_preload_header_and_history_chunks() -> None:
         np.zeros_like(user),
         [],
         seed=7,
-        system_words=(TimedWord("hello", 1.0, 1.4),),
+        system_words=(HistoryWord("hello", 1.0, 1.4),),
     )
     header = preload_header(preload, identity_prompt=True, send_seed=True, max_history_frames=2048)
     assert header[0] == Kind.PRELOAD

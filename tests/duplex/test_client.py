@@ -12,7 +12,7 @@ from pmc.cli import cli
 from pmc.corpus import Channel, Conversation, SourceKind, Speaker, Word
 from pmc.corpus._store import write_conversation
 from pmc.harness._inputs import system_words
-from pmc.systems import TimedWord
+from pmc.systems import HistoryWord
 from pmc.testing.duplex import pause_point
 
 
@@ -25,7 +25,7 @@ def test_system_words_come_from_the_corpus_on_the_history_clock(tmp_path: Path) 
     audio = AudioRef("x.wav", SAMPLE_RATE, 40 * SAMPLE_RATE)
     a, b = (Speaker(c, f"p{c.value}", audio, words[c]) for c in (Channel.A, Channel.B))
     write_conversation(tmp_path, Conversation(point.conversation_id, SourceKind.FOLDER, (a, b)))
-    assert system_words(tmp_path / "points", point, []) == (TimedWord("inside", 2.0, 2.5),)
+    assert system_words(tmp_path / "points", point, []) == (HistoryWord("inside", 2.0, 2.5),)
 
 
 def test_without_a_corpus_the_system_turns_are_spread_over_their_words(tmp_path: Path) -> None:

@@ -250,9 +250,10 @@ def test_a_session_waits_for_a_free_model_instance(duplex_base: str) -> None:
         concurrency=3,
     )
     results = asyncio.run(drive_rollouts(card, 3, live_s=1.6, history_s=1.0))
-    spans = sorted(
-        (r.trace.t0_ns, r.trace.t0_ns + round(r.trace.protocol["stop_stream_s"] * 1e9))
-        for r in results
-    )
+    spans = []
+    for r in results:
+        assert r.trace.protocol is not None
+        spans.append((r.trace.t0_ns, r.trace.t0_ns + round(r.trace.protocol.stop_stream_s * 1e9)))
+    spans.sort()
     assert spans[1][0] < spans[0][1], "two sessions ran at once"
     assert spans[2][0] >= min(spans[0][1], spans[1][1]), "the third waited for an instance"

@@ -21,14 +21,13 @@ from click.testing import CliRunner
 
 from pmc import io
 from pmc.cli import cli
+from pmc.clock import RealClock, VirtualClock
 from pmc.harness import (
     ERROR_FILE,
     ClockKind,
     ProtocolParams,
-    RealClock,
     RolloutJob,
     RunSettings,
-    VirtualClock,
     _rollout,
     _stage,
     live_for,

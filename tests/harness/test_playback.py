@@ -1,6 +1,7 @@
 import numpy as np
 
-from pmc.harness import NS_PER_S, Chunk, reconstruct
+from pmc.clock import NS_PER_S
+from pmc.harness import Chunk, reconstruct
 
 SR = 24_000
 T0 = 7 * NS_PER_S

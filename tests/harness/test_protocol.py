@@ -8,7 +8,7 @@ import pytest
 
 from pmc.clock import NS_PER_S, RealClock, VirtualClock
 from pmc.corpus import Channel
-from pmc.harness import ProtocolParams, RolloutResult, StopReason, run_rollout
+from pmc.harness import ProtocolParams, ProtocolRecord, RolloutResult, StopReason, run_rollout
 from pmc.harness._rollout import RolloutJob
 from pmc.points import Point, PointKind
 from pmc.systems import Family, Preload, SystemCard, TransportError
@@ -57,9 +57,14 @@ def rollout(
     return asyncio.run(run_rollout(job, adapter, clock, PARAMS)), adapter
 
 
-def stop(result: RolloutResult) -> tuple[StopReason, float]:
-    protocol = result.trace.protocol
-    return StopReason(protocol["stop_reason"]), protocol["stop_stream_s"]
+def record(result: RolloutResult) -> ProtocolRecord:
+    assert result.trace.protocol is not None
+    return result.trace.protocol
+
+
+def stop(result: RolloutResult) -> tuple[StopReason | None, float]:
+    protocol = record(result)
+    return protocol.stop_reason, protocol.stop_stream_s
 
 
 def test_a_silent_system_at_a_pause_gets_3_s_of_drain_and_8_s_more() -> None:
@@ -150,7 +155,7 @@ def test_a_hosted_system_gets_an_end_of_input_at_the_turn_end_and_no_more_frames
     assert last.index == round(2.0 / FRAME_S) - 1
     assert [(t - result.trace.t0_ns) / NS_PER_S for t in adapter.commits] == [2.0]
     assert adapter.commits == [last.scheduled_ns] == [last.sent_ns]
-    assert result.trace.protocol["end_of_input_stream_s"] == 2.0
+    assert record(result).end_of_input_stream_s == 2.0
     assert stop(result)[0] is StopReason.REPLIED
 
 
@@ -164,12 +169,12 @@ def test_a_hosted_system_hears_the_live_audio_up_to_a_boundary_inside_a_frame_an
     assert last.index == 100  # 100 whole frames, then the 13 ms up to the boundary
     assert (last.scheduled_ns - result.trace.t0_ns) / NS_PER_S == pytest.approx(2.013, abs=1e-9)
     assert adapter.commits == [last.sent_ns]
-    assert result.trace.protocol["end_of_input_stream_s"] == pytest.approx(2.013, abs=1e-9)
-    assert result.trace.protocol["live_s"] == pytest.approx(2.013, abs=1e-9)
+    assert record(result).end_of_input_stream_s == pytest.approx(2.013, abs=1e-9)
+    assert record(result).live_s == pytest.approx(2.013, abs=1e-9)
     # Everyone else hears the whole cut, padding included, then silence.
     local, other = rollout(PointKind.TURN_END, say, live_s=2.08, boundary_s=2.013)
     assert other.commits == []
-    assert local.trace.protocol["live_s"] == pytest.approx(2.08)
+    assert record(local).live_s == pytest.approx(2.08)
 
 
 def test_silence_still_queued_for_playback_counts_as_silence() -> None:

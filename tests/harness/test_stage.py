@@ -56,10 +56,11 @@ def first_loud_s(track: np.ndarray) -> float | None:
     return float(loud[0] * window / RATE) if loud.size else None
 
 
-def outcome(run: Path, system: str, point: Point) -> tuple[StopReason, float, float | None]:
+def outcome(run: Path, system: str, point: Point) -> tuple[StopReason | None, float, float | None]:
     trace, track = read_rollout(rollout_dir(run, system, point.point_id, 0))
     p = trace.protocol
-    return StopReason(p["stop_reason"]), p["stop_stream_s"], first_loud_s(track)
+    assert p is not None
+    return p.stop_reason, p.stop_stream_s, first_loud_s(track)
 
 
 def test_reference_systems_do_what_defines_them(workdir: Path, points: list[Point]) -> None:
@@ -93,7 +94,8 @@ def test_reference_systems_do_what_defines_them(workdir: Path, points: list[Poin
     # The shuffled person replays the other turn end's reply; the person its own.
     a, b = ends
     trace_a, _ = read_rollout(rollout_dir(run, "shuffled-person", a.point_id, 0))
-    assert trace_a.protocol["reference_point_id"] == b.point_id
+    assert trace_a.protocol is not None
+    assert trace_a.protocol.reference_point_id == b.point_id
     texts = [o.text for o in trace_a.outputs if o.text]
     assert texts == [b.reply_text]
     recall = next(p for p in points if p.kind is PointKind.FACT_RECALL)

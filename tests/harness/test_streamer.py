@@ -9,15 +9,11 @@ import time
 import numpy as np
 import pytest
 
-from pmc.clock import SWITCH_INTERVAL_S
+from pmc.clock import NS_PER_S, SWITCH_INTERVAL_S, RealClock, VirtualClock, responsive_interpreter
 from pmc.harness import (
     LATE_BOUND_MS,
-    NS_PER_S,
-    RealClock,
-    VirtualClock,
     audit,
     frame_ns,
-    responsive_interpreter,
     stream_frames,
 )
 

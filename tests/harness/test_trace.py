@@ -3,16 +3,21 @@ from pathlib import Path
 
 import numpy as np
 
+from pmc import io
+from pmc.clock import NS_PER_S, VirtualClock
 from pmc.harness import (
-    NS_PER_S,
+    ClockKind,
     FrameTiming,
+    ProtocolParams,
+    ProtocolRecord,
     RolloutTrace,
+    StopReason,
     TraceRecorder,
-    VirtualClock,
     read_rollout,
     write_rollout,
 )
-from pmc.systems import EventKind, SystemEvent
+from pmc.points import PointKind
+from pmc.systems import EventKind, Family, SystemEvent
 
 SR = 24_000
 MS = 1_000_000
@@ -83,3 +88,57 @@ def test_rollout_files_round_trip_and_are_deterministic(tmp_path: Path) -> None:
     np.testing.assert_allclose(track, played.track, atol=1 / 32767)
     assert np.abs(track[round(1.6 * SR)] - 0.2) < 1e-3
     assert not track[round(1.75 * SR) :].any()
+
+
+def test_the_protocol_block_keeps_its_json_form(tmp_path: Path) -> None:
+    record = ProtocolRecord(
+        PointKind.TURN_END,
+        Family.HOSTED,
+        "3",
+        ClockKind.REAL,
+        7,
+        2.013,
+        2.013,
+        2.013,
+        StopReason.CAP,
+        32.02,
+        2.013,
+        None,
+        ProtocolParams(),
+    )
+    written = {
+        "kind": "turn_end",
+        "family": "hosted",
+        "adapter_version": "3",
+        "clock": "real",
+        "seed": 7,
+        "live_s": 2.013,
+        "boundary_stream_s": 2.013,
+        "boundary_end_stream_s": 2.013,
+        "stop_reason": "cap",
+        "stop_stream_s": 32.02,
+        "end_of_input_stream_s": 2.013,
+        "reference_point_id": None,
+        "params": {
+            "pause_drain_s": 3.0,
+            "pause_extra_s": 8.0,
+            "reply_silence_s": 2.0,
+            "no_reply_s": 8.0,
+            "cap_s": 30.0,
+            "late_bound_ms": 20.0,
+        },
+    }
+    assert record.to_dict() == written
+    assert list(record.to_dict()) == list(written)
+    assert ProtocolRecord.from_dict(written) == record
+    recorder, inputs = _recorded()
+    trace, played = recorder.finish(
+        "pause-x", "never-speak", 0, 2 * NS_PER_S, inputs, {}, 3.0, record
+    )
+    write_rollout(tmp_path, trace, played, recorder.raw_audio())
+    assert io.read_json(tmp_path / "trace.json")["protocol"] == written
+    assert read_rollout(tmp_path)[0].protocol == record
+    # A trace recorded outside a rollout holds an empty block, and reads back without one.
+    bare, _ = recorder.finish("pause-x", "never-speak", 0, 2 * NS_PER_S, inputs, {}, 3.0)
+    assert bare.to_dict()["protocol"] == {}
+    assert RolloutTrace.from_dict(bare.to_dict()).protocol is None

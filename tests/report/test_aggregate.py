@@ -7,8 +7,17 @@ from pathlib import Path
 import pytest
 
 from pmc.points import PointKind
-from pmc.report import MainRow, bootstrap, metrics_for, write_main_table
+from pmc.report import (
+    MainRow,
+    Value,
+    bootstrap,
+    main_tables,
+    markdown,
+    metrics_for,
+    write_main_table,
+)
 from pmc.scoring import PauseOutcome, PauseScore, ReplyScore, Score, ScoreSettings, ScoreStatus
+from pmc.systems import ReferenceRow
 
 SETTINGS = ScoreSettings()
 
@@ -94,3 +103,43 @@ def test_the_main_table_is_written_per_kind_as_markdown_csv_and_json(tmp_path: P
     assert results["schema_version"] == 2
     assert results["bootstrap"] == {"resamples": 50, "seed": 3, "unit": "conversation"}
     assert results["main_table"][0]["values"]["takeover"]["estimate"] == 0.5
+
+
+def test_each_kind_is_one_table_in_every_file_with_pipes_escaped(tmp_path: Path) -> None:
+    """main_table.md holds estimate and interval; report.md holds Table 3 then Table 14."""
+    pauses = {
+        "takeover": Value(0.5, 4, None, None, 0.25, 0.75),
+        "takeover_latency_s": Value(0.2, 2, 0.1, 0.3, 0.0, 1.5),
+    }
+    turns = {"latency_s": Value(None, 0)}
+    rows = [
+        MainRow("a|b", PointKind.PAUSE, 4, 1, 0, pauses),
+        MainRow("c", PointKind.PAUSE, 3, 0, 3, pauses, ReferenceRow.NEVER_SPEAK),
+        MainRow("c", PointKind.TURN_END, 2, 0, 2, turns, ReferenceRow.NEVER_SPEAK),
+    ]
+    assert markdown(rows) == (
+        "## pause\n\n"
+        "| system | points | no audio | failed | takeover | takeover_latency_s |\n"
+        "|---|---|---|---|---|---|\n"
+        "| a\\|b | 4 | 0 | 1 | 0.50 [0.25, 0.75] | 0.20 [0.00, 1.50] |\n"
+        "| c (reference: never speak) | 3 | 3 | 0 | 0.50 [0.25, 0.75] | 0.20 [0.00, 1.50] |\n"
+        "\n"
+        "## turn end\n\n"
+        "| system | points | no audio | failed | latency_s |\n"
+        "|---|---|---|---|---|\n"
+        "| c (reference: never speak) | 2 | 2 | 0 | - |\n"
+    )
+    tables = main_tables(rows)
+    assert [t.key for t in tables] == [
+        "main_pause",
+        "intervals_pause",
+        "main_turn_end",
+        "intervals_turn_end",
+    ]
+    assert tables[0].rows[0] == ("a|b", 4, 0, 1, "0.50", "0.20 (0.10-0.30)")
+    assert tables[1].rows[0] == ("a|b", 4, 0, 1, "[0.25, 0.75]", "[0.00, 1.50]")
+    write_main_table(rows, tmp_path, seed=0, resamples=10)
+    assert (tmp_path / "main_table.md").read_text() == markdown(rows)
+    report = (tmp_path / "report.md").read_text()
+    assert report == "\n".join(t.markdown() for t in tables)
+    assert "| a\\|b | 4 | 0 | 1 | 0.50 | 0.20 (0.10-0.30) |" in report

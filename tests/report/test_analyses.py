@@ -10,7 +10,7 @@ import pytest
 from pmc.asr import TimedWord
 from pmc.corpus import Channel
 from pmc.points import Point, PointKind
-from pmc.report import Reference, RunData, reference_of
+from pmc.report import RunData, reference_of
 from pmc.report._compare import paired_table, pairs_in_run, side
 from pmc.report._outcomes import outcomes_table
 from pmc.report._pauses import boundary_table, duration_table, tercile_table
@@ -27,9 +27,17 @@ from pmc.scoring import (
     pause_score,
 )
 from pmc.scoring._text import strict_recall
+from pmc.systems import Family, ReferenceRow, SystemCard
 
 SETTINGS = ScoreSettings()
-CARD = {"adapter": "endpointer-cascade", "params": {}}
+
+
+def recorded(adapter: str, **params: Any) -> dict[str, Any]:
+    """A card as ``run.json`` records it."""
+    return SystemCard(adapter, adapter, Family.LOCAL, params=params).to_dict()
+
+
+CARD = recorded("endpointer-cascade")
 
 
 def point(
@@ -88,15 +96,13 @@ def data_of(
     )
 
 
-def test_reference_roles_come_from_the_recorded_card() -> None:
-    assert reference_of({"adapter": "never-speak"}) is Reference.NEVER_SPEAK
-    assert reference_of({"adapter": "always-speak"}) is Reference.ALWAYS_SPEAK
-    assert reference_of({"adapter": "person", "params": {"reference": "own"}}) is Reference.PERSON
-    assert (
-        reference_of({"adapter": "person", "params": {"reference": "shuffled"}})
-        is Reference.SHUFFLED
-    )
-    assert reference_of({"adapter": "endpointer-cascade"}) is None
+def test_reference_roles_come_from_the_recorded_cards_adapter() -> None:
+    assert reference_of(recorded("never-speak")) is ReferenceRow.NEVER_SPEAK
+    assert reference_of(recorded("always-speak")) is ReferenceRow.ALWAYS_SPEAK
+    assert reference_of(recorded("person", reference="own")) is ReferenceRow.PERSON
+    assert reference_of(recorded("person", reference="shuffled")) is ReferenceRow.SHUFFLED
+    assert reference_of(recorded("endpointer-cascade")) is None
+    assert reference_of(recorded("not-registered-here")) is None
 
 
 def test_takeover_by_duration_bins_pauses_and_hides_thin_bins() -> None:
@@ -154,7 +160,7 @@ def test_paired_comparison_counts_the_two_by_two_on_shared_points() -> None:
     data = data_of(
         {"ep-300": a, "ep-500": b, "never": []},
         points,
-        {"ep-300": CARD, "ep-500": CARD, "never": {"adapter": "never-speak"}},
+        {"ep-300": CARD, "ep-500": CARD, "never": recorded("never-speak")},
     )
     assert pairs_in_run(data) == [("ep-300", "ep-500")]
     row = paired_table([(side(data, "ep-300"), side(data, "ep-500"))], seed=0, resamples=200).rows[

@@ -5,7 +5,15 @@ import pytest
 
 from pmc.clock import VirtualClock
 from pmc.errors import InputError, PmcError
-from pmc.systems import Family, SystemCard, create_adapter, find_card, load_card
+from pmc.systems import (
+    Family,
+    ReferenceRow,
+    SystemCard,
+    create_adapter,
+    find_card,
+    load_card,
+    reference_row_of,
+)
 
 SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
 
@@ -76,3 +84,14 @@ def test_unknown_adapter_is_a_clear_error() -> None:
     card = SystemCard("x", "no-such-adapter", Family.LOCAL)
     with pytest.raises(PmcError, match="unknown adapter 'no-such-adapter'"):
         create_adapter(card, VirtualClock())
+
+
+def test_the_bundled_reference_cards_are_known_by_their_adapter() -> None:
+    rows = {p.stem: reference_row_of(load_card(p)) for p in sorted(SYSTEMS.glob("*.toml"))}
+    assert {name: row for name, row in rows.items() if row is not None} == {
+        "never-speak": ReferenceRow.NEVER_SPEAK,
+        "always-speak": ReferenceRow.ALWAYS_SPEAK,
+        "person": ReferenceRow.PERSON,
+        "shuffled-person": ReferenceRow.SHUFFLED,
+    }
+    assert reference_row_of(SystemCard("x", "no-such-adapter", Family.LOCAL)) is None

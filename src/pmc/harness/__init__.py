@@ -4,18 +4,18 @@ The protocol per point kind (``_protocol``), one rollout (``_rollout``), and the
 run over every system and point (``_stage``), on real or virtual clocks.
 """
 
-from pmc.clock import NS_PER_S, Clock, RealClock, VirtualClock, responsive_interpreter
 from pmc.harness._audit import LATE_BOUND_MS, TimingAudit, audit
+from pmc.harness._clock_kind import ClockKind
 from pmc.harness._inputs import live_for, preload_for, reference_for, rollout_seed
 from pmc.harness._monitor import SpeechMonitor
 from pmc.harness._playback import Chunk, Played, reconstruct
 from pmc.harness._protocol import ProtocolParams, Schedule, Send, StopReason, hosted_commit
+from pmc.harness._record import ProtocolRecord
 from pmc.harness._rollout import RolloutJob, RolloutResult, run_rollout
 from pmc.harness._stage import (
     ERROR_FILE,
     RUN_FILE,
     TRACE_FILE,
-    ClockKind,
     RunSettings,
     SystemTally,
     clock_for,
@@ -39,19 +39,17 @@ from pmc.harness._trace import (
 __all__ = [
     "ERROR_FILE",
     "LATE_BOUND_MS",
-    "NS_PER_S",
     "PLAYED_FILE",
     "RUN_FILE",
     "TRACE_FILE",
     "TRACE_SCHEMA_VERSION",
     "Chunk",
-    "Clock",
     "ClockKind",
     "FrameTiming",
     "OutputRecord",
     "Played",
     "ProtocolParams",
-    "RealClock",
+    "ProtocolRecord",
     "RolloutJob",
     "RolloutResult",
     "RolloutTrace",
@@ -64,7 +62,6 @@ __all__ = [
     "Tick",
     "TimingAudit",
     "TraceRecorder",
-    "VirtualClock",
     "audit",
     "clock_for",
     "default_run_id",
@@ -76,7 +73,6 @@ __all__ = [
     "read_rollout",
     "reconstruct",
     "reference_for",
-    "responsive_interpreter",
     "rollout_dir",
     "rollout_seed",
     "run_rollout",

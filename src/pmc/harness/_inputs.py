@@ -14,7 +14,7 @@ from pmc import audio, io
 from pmc.audio import FloatArray
 from pmc.corpus import corpus_dir, read_conversation
 from pmc.points import Point, PointKind
-from pmc.systems import Preload, Reference, SystemCard, TimedWord
+from pmc.systems import HistoryWord, Preload, ReferenceReply, SystemCard
 
 RECALL_LATENCY_MS = 500
 """When the person answers a recall question, from the question's end, unless the card says
@@ -58,7 +58,7 @@ def preload_for(points_dir: Path, point: Point, seed: int) -> Preload:
 
 def system_words(
     points_dir: Path, point: Point, messages: Sequence[dict[str, Any]]
-) -> tuple[TimedWord, ...]:
+) -> tuple[HistoryWord, ...]:
     """The system's words in the history, on the history's clock, for teacher forcing.
 
     Taken from the corpus stage's conversation (``WORKDIR/corpus/<id>.json``, beside
@@ -72,11 +72,11 @@ def system_words(
         for speaker in read_conversation(workdir, path).speakers:
             if speaker.channel is point.system:
                 return tuple(
-                    TimedWord(w.text, w.start_conv_s - origin, w.end_conv_s - origin)
+                    HistoryWord(w.text, w.start_conv_s - origin, w.end_conv_s - origin)
                     for w in speaker.words
                     if w.start_conv_s >= origin and w.end_conv_s <= end
                 )
-    words: list[TimedWord] = []
+    words: list[HistoryWord] = []
     for message in messages:
         texts = str(message["text"]).split()
         if message["role"] != "assistant" or not texts or "start_conv_s" not in message:
@@ -85,7 +85,7 @@ def system_words(
         per_char = (stop - start) / sum(len(t) for t in texts)
         at = start - origin
         for text in texts:
-            words.append(TimedWord(text, at, at + len(text) * per_char))
+            words.append(HistoryWord(text, at, at + len(text) * per_char))
             at += len(text) * per_char
     return tuple(words)
 
@@ -110,7 +110,7 @@ def _recall_latency_s(card: SystemCard) -> float:
 
 def reference_for(
     card: SystemCard, point: Point, points: Sequence[Point], points_dir: Path
-) -> Reference | None:
+) -> ReferenceReply | None:
     """The reply a reference system replays at ``point`` (DESIGN "Systems").
 
     The person (``reference = "own"``) replays its own reply at its real time; the shuffled
@@ -133,7 +133,7 @@ def reference_for(
             if picked is None:
                 return None
             source = picked
-        return Reference(
+        return ReferenceReply(
             start_stream_s=point.reply_start_conv_s - point.stream_start_conv_s,
             text=source.reply_text,
             audio=_wav(points_dir, source, "reply"),
@@ -147,7 +147,7 @@ def reference_for(
         if picked is None:
             return None
         source = picked
-    return Reference(
+    return ReferenceReply(
         start_stream_s=point.boundary_stream_s + _recall_latency_s(card),
         text=RECALL_ANSWER.format(answer=source.gold_answer),
         source_point_id=source.point_id,

@@ -11,22 +11,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from pmc.audio import FloatArray
 from pmc.clock import NS_PER_S, Clock, VirtualClock
+from pmc.harness._clock_kind import ClockKind
 from pmc.harness._monitor import SpeechMonitor
 from pmc.harness._playback import Played
 from pmc.harness._protocol import ProtocolParams, Schedule, Send, hosted_commit
+from pmc.harness._record import ProtocolRecord
 from pmc.harness._streamer import Tick, frame_ns, stream_until
 from pmc.harness._trace import RolloutTrace, TraceRecorder
 from pmc.points import Point
 from pmc.systems import (
     EventKind,
     Preload,
-    Reference,
+    ReferenceReply,
     SystemAdapter,
     SystemCard,
     TransportError,
@@ -59,7 +60,7 @@ class RolloutJob:
     seed: int
     live: FloatArray
     preload: Preload
-    reference: Reference | None = None
+    reference: ReferenceReply | None = None
 
 
 @dataclass(frozen=True)
@@ -159,21 +160,21 @@ async def run_rollout(
             await receiver
 
     stop_s = (stop_ns - t0) / NS_PER_S
-    protocol: dict[str, Any] = {
-        "kind": point.kind.value,
-        "family": card.family.value,
-        "adapter_version": adapter.VERSION,
-        "clock": "virtual" if isinstance(clock, VirtualClock) else "real",
-        "seed": job.seed,
-        "live_s": live_samples / card.sample_rate,
-        "boundary_stream_s": point.boundary_stream_s,
-        "boundary_end_stream_s": point.boundary_end_stream_s,
-        "stop_reason": schedule.stop_reason.value if schedule.stop_reason else None,
-        "stop_stream_s": stop_s,
-        "end_of_input_stream_s": (None if committed_ns is None else (committed_ns - t0) / NS_PER_S),
-        "reference_point_id": job.reference.source_point_id if job.reference else None,
-        "params": params.to_dict(),
-    }
+    protocol = ProtocolRecord(
+        kind=point.kind,
+        family=card.family,
+        adapter_version=adapter.VERSION,
+        clock=ClockKind.VIRTUAL if isinstance(clock, VirtualClock) else ClockKind.REAL,
+        seed=job.seed,
+        live_s=live_samples / card.sample_rate,
+        boundary_stream_s=point.boundary_stream_s,
+        boundary_end_stream_s=point.boundary_end_stream_s,
+        stop_reason=schedule.stop_reason,
+        stop_stream_s=stop_s,
+        end_of_input_stream_s=None if committed_ns is None else (committed_ns - t0) / NS_PER_S,
+        reference_point_id=job.reference.source_point_id if job.reference else None,
+        params=params,
+    )
     trace, played = recorder.finish(
         point.point_id,
         card.name,

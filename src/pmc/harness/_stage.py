@@ -26,6 +26,7 @@ from pmc.audio import SAMPLE_RATE
 from pmc.clock import Clock, RealClock, VirtualClock, responsive_interpreter
 from pmc.errors import PmcError
 from pmc.harness._audit import audit
+from pmc.harness._clock_kind import ClockKind
 from pmc.harness._inputs import live_for, preload_for, reference_for, rollout_seed
 from pmc.harness._playback import Chunk, reconstruct
 from pmc.harness._protocol import ProtocolParams
@@ -43,15 +44,6 @@ TRACE_FILE = "trace.json"
 RUN_SCHEMA_VERSION = 1
 RETRY_BACKOFF_S = 2.0
 """Wait between attempts of a failed rollout (a hosted API's transient failure)."""
-
-
-class ClockKind(StrEnum):
-    """Which clock rollouts run on."""
-
-    AUTO = "auto"
-    """Virtual for local systems (faster than real time, same outcomes), real for the rest."""
-    REAL = "real"
-    VIRTUAL = "virtual"
 
 
 class Outcome(StrEnum):

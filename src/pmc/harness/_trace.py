@@ -21,6 +21,7 @@ from pmc.audio import SAMPLE_RATE, FloatArray, wav_bytes
 from pmc.clock import Clock
 from pmc.harness._audit import LATE_BOUND_MS, TimingAudit, audit
 from pmc.harness._playback import Chunk, Played, reconstruct
+from pmc.harness._record import ProtocolRecord
 from pmc.harness._streamer import FrameTiming
 from pmc.io import schema_version
 from pmc.systems import EventKind, SystemEvent
@@ -77,9 +78,8 @@ class RolloutTrace:
         outputs: Every message received, in arrival order.
         audit: The timing audit.
         card: The system card as it was.
-        protocol: What the protocol did: the point's kind and boundaries on the stream clock,
-            why and when the stream stopped, when input was ended, the adapter's version, the
-            seed, the clock, and which reply a reference system was given.
+        protocol: What the protocol did (None for a trace recorded outside a rollout, such as
+            the harness benchmark's; ``trace.json`` then holds an empty ``protocol``).
     """
 
     point_id: str
@@ -90,7 +90,7 @@ class RolloutTrace:
     outputs: tuple[OutputRecord, ...]
     audit: TimingAudit
     card: dict[str, Any] = field(default_factory=dict)
-    protocol: dict[str, Any] = field(default_factory=dict)
+    protocol: ProtocolRecord | None = None
     schema_version: int = TRACE_SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -105,7 +105,7 @@ class RolloutTrace:
             "outputs": [o.to_dict() for o in self.outputs],
             "audit": self.audit.to_dict(),
             "card": self.card,
-            "protocol": self.protocol,
+            "protocol": {} if self.protocol is None else self.protocol.to_dict(),
         }
 
     @classmethod
@@ -121,7 +121,7 @@ class RolloutTrace:
             outputs=tuple(OutputRecord.from_dict(o) for o in data["outputs"]),
             audit=TimingAudit.from_dict(data["audit"]),
             card=dict(data.get("card", {})),
-            protocol=dict(data.get("protocol", {})),
+            protocol=ProtocolRecord.of_trace(data),
             schema_version=version,
         )
 
@@ -164,7 +164,7 @@ class TraceRecorder:
         inputs: list[FrameTiming],
         card: dict[str, Any],
         length_s: float | None = None,
-        protocol: dict[str, Any] | None = None,
+        protocol: ProtocolRecord | None = None,
         bound_ms: float = LATE_BOUND_MS,
     ) -> tuple[RolloutTrace, Played]:
         """The trace and the played track, once the rollout has ended.
@@ -185,7 +185,7 @@ class TraceRecorder:
             tuple(self._records),
             audit(inputs, played.backlog_max_ms, bound_ms),
             card,
-            protocol or {},
+            protocol,
         )
         return trace, played
 

@@ -11,7 +11,7 @@ The main table per system and point kind with bootstrap intervals over conversat
 from pmc.report._aggregate import RECALL_PREFIX_S, RESAMPLES, Value, bootstrap, metrics_for
 from pmc.report._data import RunData, load_run
 from pmc.report._main import MainRow, main_table, row
-from pmc.report._reference import Reference, reference_of
+from pmc.report._reference import reference_of
 from pmc.report._stage import REPORT_DIR, build_report
 from pmc.report._write import main_tables, markdown, table_csv, write_main_table
 
@@ -20,7 +20,6 @@ __all__ = [
     "REPORT_DIR",
     "RESAMPLES",
     "MainRow",
-    "Reference",
     "RunData",
     "Value",
     "bootstrap",

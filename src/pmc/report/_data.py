@@ -11,8 +11,9 @@ from pmc.errors import PmcError
 from pmc.harness import RUN_FILE
 from pmc.points import Point, PointKind, read_points
 from pmc.report._aggregate import scored
-from pmc.report._reference import Reference, reference_of
+from pmc.report._reference import reference_of
 from pmc.scoring import Score, read_scores, workdir_of
+from pmc.systems import ReferenceRow
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class RunData:
     run_id: str
     systems: tuple[str, ...]
     cards: dict[str, dict[str, Any]]
-    references: dict[str, Reference | None]
+    references: dict[str, ReferenceRow | None]
     points: dict[str, Point]
     scores: dict[str, list[Score]]
     unscored: tuple[str, ...] = ()
@@ -84,5 +85,5 @@ def load_run(run_dir: Path) -> RunData:
     )
 
 
-def _rank(role: Reference | None) -> int:
-    return 0 if role is None else list(Reference).index(role)
+def _rank(role: ReferenceRow | None) -> int:
+    return 0 if role is None else list(ReferenceRow).index(role)

@@ -9,8 +9,8 @@ from typing import Any
 from pmc.points import Point, PointKind
 from pmc.report._aggregate import RECALL_PREFIX_S, RESAMPLES, Value, bootstrap, metrics_for, scored
 from pmc.report._data import RunData
-from pmc.report._reference import Reference
 from pmc.scoring import Score, ScoreStatus
+from pmc.systems import ReferenceRow
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class MainRow:
     failed: int
     no_audio: int
     values: dict[str, Value]
-    reference: Reference | None = None
+    reference: ReferenceRow | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form."""
@@ -59,7 +59,7 @@ def row(
     points: dict[str, Point],
     seed: int,
     resamples: int = RESAMPLES,
-    reference: Reference | None = None,
+    reference: ReferenceRow | None = None,
 ) -> MainRow:
     """The row of one system at one kind (recall: the 120 s prefix only)."""
     mine = [s for s in scores if s.kind is kind and s.rollout == 0]

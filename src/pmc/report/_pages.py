@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 import soundfile as sf
 
-from pmc.harness import PLAYED_FILE
+from pmc.harness import PLAYED_FILE, ProtocolRecord
 from pmc.points import Point, PointKind
 from pmc.report._rollouts import RolloutView
 from pmc.report._timeline import Timeline, svg
@@ -52,10 +52,11 @@ def outcome(r: RolloutView) -> tuple[str, str]:
     """One line on what the rollout came to, and its CSS class."""
     if r.error is not None:
         return "failed: " + str((r.error.get("attempts") or ["transport error"])[-1]), "failed"
-    late = " · input ran late" if r.trace and r.trace["audit"].get("late") else ""
+    late = " · input ran late" if r.trace and r.trace.audit.get("late") else ""
     s = r.score
     if s is None:
-        stop = r.trace["protocol"].get("stop_reason") if r.trace else None
+        protocol = _protocol(r)
+        stop = protocol.stop_reason if protocol else None
         return f"not scored · stopped: {stop or '-'}{late}", "muted"
     if s.status is not ScoreStatus.SCORED:
         return s.status.value.replace("_", " ") + late, "muted"
@@ -135,7 +136,7 @@ _LEGEND = (
 
 
 def _facts(r: RolloutView, entry: dict[str, Any], t: Timeline) -> str:
-    protocol = r.trace["protocol"] if r.trace else {}
+    protocol = _protocol(r)
     facts: list[tuple[str, str]] = [
         ("system", f"{r.system}: {entry.get('card', {}).get('description', '')}"),
         ("point", f"{r.point_id} (rollout {r.k})"),
@@ -148,26 +149,34 @@ def _facts(r: RolloutView, entry: dict[str, Any], t: Timeline) -> str:
     facts.append((t.boundary_label, span))
     facts.append(("live input", f"{t.live_s:.2f} s"))
     if t.stop_s is not None:
-        facts.append(("stopped", f"{t.stop_s:.2f} s ({protocol.get('stop_reason') or '-'})"))
+        stop_reason = protocol.stop_reason if protocol else None
+        facts.append(("stopped", f"{t.stop_s:.2f} s ({stop_reason or '-'})"))
     if r.trace is not None:
-        audit = r.trace["audit"]
+        audit = r.trace.audit
         late = "late" if audit.get("late") else "on time"
         facts.append(("input timing", f"{late}, worst {audit.get('lateness_max_ms', 0):.1f} ms"))
-        if protocol.get("reference_point_id"):
-            facts.append(("reference reply from", str(protocol["reference_point_id"])))
+        if protocol and protocol.reference_point_id:
+            facts.append(("reference reply from", protocol.reference_point_id))
     if r.score is not None:
         facts.append(("scored with", r.score.settings.asr))
     rows = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in facts)
     return f'<dl class="facts">{rows}</dl>'
 
 
+def _protocol(r: RolloutView) -> ProtocolRecord | None:
+    return r.trace.protocol if r.trace else None
+
+
 def _timeline(r: RolloutView) -> Timeline:
-    protocol: dict[str, Any] = r.trace["protocol"] if r.trace else {}
-    p = r.point
-    live = protocol.get("live_s", p.stream_end_conv_s - p.stream_start_conv_s if p else 0.0)
-    boundary = protocol.get("boundary_stream_s", p.boundary_stream_s if p else 0.0)
-    boundary_end = protocol.get("boundary_end_stream_s", p.boundary_end_stream_s if p else boundary)
-    stop = protocol.get("stop_stream_s")
+    protocol, p = _protocol(r), r.point
+    stop: float | None = None
+    if protocol is not None:
+        live, boundary = protocol.live_s, protocol.boundary_stream_s
+        boundary_end, stop = protocol.boundary_end_stream_s, protocol.stop_stream_s
+    else:  # a trace that recorded no protocol: the point says where its boundaries are
+        live = p.stream_end_conv_s - p.stream_start_conv_s if p else 0.0
+        boundary = p.boundary_stream_s if p else 0.0
+        boundary_end = p.boundary_end_stream_s if p else boundary
     if stop is None and (r.folder / PLAYED_FILE).exists():
         stop = sf.info(str(r.folder / PLAYED_FILE)).duration  # reads the header only
     return Timeline(
@@ -177,8 +186,8 @@ def _timeline(r: RolloutView) -> Timeline:
         boundary_label=BOUNDARY_NAMES[r.kind] if r.kind else "boundary",
         pause=r.kind is PointKind.PAUSE,
         stop_s=None if stop is None else float(stop),
-        stop_label=str(protocol.get("stop_reason") or ""),
-        end_of_input_s=protocol.get("end_of_input_stream_s"),
+        stop_label=str(protocol.stop_reason or "") if protocol else "",
+        end_of_input_s=protocol.end_of_input_stream_s if protocol else None,
         speech=r.score.evidence if r.score else (),
         human_reply=_human_reply(p),
     )
@@ -212,12 +221,12 @@ def _said(r: RolloutView) -> list[str]:
     if s is not None:
         words = " ".join(w.text.strip() for e in s.evidence for w in e.words)
         said.append(("Every word the system said", words or "(none)"))
-    parts = ["<h2>What was said</h2>"] if said or (r.trace and r.trace["texts"]) else []
+    parts = ["<h2>What was said</h2>"] if said or (r.trace and r.trace.texts) else []
     parts += [f'<h4>{escape(k)}</h4><p class="said">{escape(v)}</p>' for k, v in said]
-    if r.trace and r.trace["texts"]:
+    if r.trace and r.trace.texts:
         items = "".join(
             f"<li>{t:.2f} s ({escape(kind)}): {escape(text)}</li>"
-            for t, kind, text in r.trace["texts"]
+            for t, kind, text in r.trace.texts
         )
         parts += ["<h4>Text the system sent</h4>", f"<ul>{items}</ul>"]
     return parts

@@ -1,28 +1,21 @@
-"""Which systems of a run are reference rows (paper section 4.3, DESIGN "Metrics")."""
+"""Which systems of a run are reference rows (paper section 4.3, DESIGN "Metrics").
+
+The report does not know the reference systems by name: it rebuilds each card the run
+recorded and asks its adapter (:func:`pmc.systems.reference_row_of`).
+"""
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Any
 
-
-class Reference(StrEnum):
-    """The reference rows reported beside the systems under test."""
-
-    NEVER_SPEAK = "never speak"
-    ALWAYS_SPEAK = "always speak"
-    PERSON = "the person, similarity ceiling"
-    SHUFFLED = "shuffled person, similarity floor"
+from pmc.systems import Family, ReferenceRow, SystemCard, reference_row_of
 
 
-def reference_of(card: dict[str, Any]) -> Reference | None:
-    """The reference a recorded card plays, or None for a system under test."""
-    adapter = card.get("adapter")
-    if adapter == "never-speak":
-        return Reference.NEVER_SPEAK
-    if adapter == "always-speak":
-        return Reference.ALWAYS_SPEAK
-    if adapter == "person":
-        shuffled = card.get("params", {}).get("reference") == "shuffled"
-        return Reference.SHUFFLED if shuffled else Reference.PERSON
-    return None
+def reference_of(card: dict[str, Any]) -> ReferenceRow | None:
+    """The reference row a recorded card plays, or None for a system under test."""
+    return reference_row_of(_recorded_card(card))
+
+
+def _recorded_card(data: dict[str, Any]) -> SystemCard:
+    """The card as ``run.json`` recorded it (its keys are the card's fields)."""
+    return SystemCard(**{**data, "family": Family(data["family"])})

@@ -17,9 +17,24 @@ from typing import Any
 
 from pmc import io
 from pmc.errors import PmcError
-from pmc.harness import ERROR_FILE, PLAYED_FILE, TRACE_FILE
+from pmc.harness import ERROR_FILE, PLAYED_FILE, TRACE_FILE, ProtocolRecord
 from pmc.points import Point, PointKind
 from pmc.scoring import Score, read_scores
+
+
+@dataclass(frozen=True)
+class TraceSummary:
+    """What pages need of a ``trace.json``; its per-frame input timing is left out.
+
+    Attributes:
+        protocol: What the protocol did (None where the trace recorded none).
+        audit: The timing audit as recorded.
+        texts: Text and errors the system sent: stream time, kind, text.
+    """
+
+    protocol: ProtocolRecord | None
+    audit: dict[str, Any]
+    texts: tuple[tuple[float, str, str], ...]
 
 
 @dataclass(frozen=True)
@@ -32,8 +47,7 @@ class RolloutView:
     folder: Path
     kind: PointKind | None
     point: Point | None
-    trace: dict[str, Any] | None
-    """``protocol``, ``audit`` and ``texts`` (stream time, kind, text) of ``trace.json``."""
+    trace: TraceSummary | None
     error: dict[str, Any] | None
     score: Score | None
 
@@ -69,25 +83,25 @@ def read_rollouts(
             point = points.get(pdir.name)
             score = scores.get((pdir.name, int(kdir.name)))
             kind = point.kind if point else score.kind if score else None
-            if kind is None and trace and trace["protocol"].get("kind"):
-                kind = PointKind(trace["protocol"]["kind"])
+            if kind is None and trace and trace.protocol:
+                kind = trace.protocol.kind
             yield RolloutView(
                 system, pdir.name, int(kdir.name), kdir, kind, point, trace, error, score
             )
 
 
-def _slim_trace(path: Path) -> dict[str, Any] | None:
+def _slim_trace(path: Path) -> TraceSummary | None:
     """What pages need of a trace; its per-frame input timing would fill memory for nothing."""
     if not path.exists():
         return None
     data = io.read_json(path)
     t0 = int(data["t0_ns"])
-    texts = [
+    texts = tuple(
         ((int(o["arrival_ns"]) - t0) / 1e9, str(o["kind"]), str(o["text"]))
         for o in data.get("outputs", [])
         if o.get("text") and o["kind"] in ("text", "error")
-    ]
-    return {"protocol": data.get("protocol", {}), "audit": data.get("audit", {}), "texts": texts}
+    )
+    return TraceSummary(ProtocolRecord.of_trace(data), data.get("audit", {}), texts)
 
 
 def _place(src: Path, dst: Path) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from pmc.asr import Transcriber
 from pmc.audio import SAMPLE_RATE
 from pmc.gate import speech_intervals
-from pmc.harness import ERROR_FILE, TRACE_FILE, ProtocolParams, StopReason, read_rollout
+from pmc.harness import ERROR_FILE, TRACE_FILE, ProtocolRecord, StopReason, read_rollout
 from pmc.io import read_json
 from pmc.points import Point, PointKind
 from pmc.scoring._evidence import Evidence, evidence, ungated
@@ -71,7 +71,7 @@ def score_rollout(
         ScoreStatus.SCORED,
         settings,
         late_input=trace.audit.late,
-        stop_reason=trace.protocol.get("stop_reason"),
+        stop_reason=trace.protocol.stop_reason if trace.protocol else None,
     )
     if not any(o.samples for o in trace.outputs):
         return replace(base, status=ScoreStatus.NO_AUDIO)
@@ -93,22 +93,17 @@ def score_rollout(
 def _reply(
     found: list[Evidence],
     point: Point,
-    protocol: dict[str, object],
+    protocol: ProtocolRecord | None,
     settings: ScoreSettings,
     similarity: Similarity,
 ) -> ReplyScore:
     human_duration = None
     if point.reply_start_conv_s is not None and point.reply_end_conv_s is not None:
         human_duration = round(point.reply_end_conv_s - point.reply_start_conv_s, 4)
-    stop = protocol.get("stop_stream_s")
-    params = protocol.get("params")
-    silence_s = (
-        ProtocolParams.from_dict(params).reply_silence_s if isinstance(params, dict) else 2.0
-    )
     censored = (
-        protocol.get("stop_reason") == StopReason.CAP.value
-        and isinstance(stop, int | float)
-        and censored_at(found, float(stop), silence_s)
+        protocol is not None
+        and protocol.stop_reason is StopReason.CAP
+        and censored_at(found, protocol.stop_stream_s, protocol.params.reply_silence_s)
     )
     human_words = sum(has_words(w) for w in point.reply_text.split())
     reply = reply_score(found, point.boundary_stream_s, human_duration, human_words, censored)

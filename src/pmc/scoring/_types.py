@@ -9,6 +9,7 @@ from enum import StrEnum
 from typing import Any
 
 from pmc.gate import GateParams, OnsetRule
+from pmc.harness import StopReason
 from pmc.io import schema_version
 from pmc.points import PointKind
 from pmc.scoring._evidence import Evidence
@@ -146,7 +147,7 @@ class Score:
     status: ScoreStatus
     settings: ScoreSettings
     late_input: bool = False
-    stop_reason: str | None = None
+    stop_reason: StopReason | None = None
     evidence: tuple[Evidence, ...] = ()
     ungated_words: int = 0
     pause: PauseScore | None = None
@@ -172,7 +173,7 @@ class Score:
             "status": self.status.value,
             "settings": self.settings.to_dict(),
             "late_input": self.late_input,
-            "stop_reason": self.stop_reason,
+            "stop_reason": None if self.stop_reason is None else self.stop_reason.value,
             "evidence": [e.to_dict() for e in self.evidence],
             "ungated_words": self.ungated_words,
             "wordless": self.wordless,
@@ -186,6 +187,7 @@ class Score:
     def from_dict(cls, data: dict[str, Any]) -> Score:
         """Inverse of :meth:`to_dict`; refuses a schema version it does not know."""
         version = schema_version(data, SCORE_SCHEMA_VERSION, "score")
+        stop = data.get("stop_reason")
         return cls(
             point_id=str(data["point_id"]),
             system=str(data["system"]),
@@ -195,7 +197,7 @@ class Score:
             status=ScoreStatus(data["status"]),
             settings=ScoreSettings.from_dict(data["settings"]),
             late_input=bool(data.get("late_input", False)),
-            stop_reason=data.get("stop_reason"),
+            stop_reason=None if stop is None else StopReason(stop),
             evidence=tuple(Evidence.from_dict(e) for e in data.get("evidence", [])),
             ungated_words=int(data.get("ungated_words", 0)),
             pause=PauseScore.from_dict(data["pause"]) if data.get("pause") else None,

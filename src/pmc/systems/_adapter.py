@@ -52,8 +52,11 @@ class TransportError(PmcError):
 
 
 @dataclass(frozen=True)
-class TimedWord:
-    """A word with its times on the history's clock (seconds from the history's first sample)."""
+class HistoryWord:
+    """A word of the history, timed on the history's clock (seconds from its first sample).
+
+    Full-duplex models are teacher-forced with the system's own words of the history.
+    """
 
     text: str
     start_s: float
@@ -88,11 +91,11 @@ class Preload:
     messages: list[dict[str, Any]]
     seed: int = 0
     endpointing: bool = True
-    system_words: tuple[TimedWord, ...] = ()
+    system_words: tuple[HistoryWord, ...] = ()
 
 
 @dataclass(frozen=True)
-class Reference:
+class ReferenceReply:
     """A human answer that only the reference systems are given, never a system under test.
 
     The person replays its own point's reply; the shuffled person another point's (DESIGN
@@ -111,6 +114,18 @@ class Reference:
     source_point_id: str = ""
 
 
+class ReferenceRow(StrEnum):
+    """The reference rows reported beside the systems under test (paper section 4.3).
+
+    The values are the rows' names in the report; the order is the report's.
+    """
+
+    NEVER_SPEAK = "never speak"
+    ALWAYS_SPEAK = "always speak"
+    PERSON = "the person, similarity ceiling"
+    SHUFFLED = "shuffled person, similarity floor"
+
+
 class SystemAdapter(ABC):
     """A connection to one system for one rollout.
 
@@ -123,6 +138,8 @@ class SystemAdapter(ABC):
     """Written into every rollout; bump it when the adapter's behaviour changes."""
     TAKES_REFERENCE: ClassVar[bool] = False
     """Reference systems (the person) are handed the human reply; nothing else ever is."""
+    REFERENCE: ClassVar[ReferenceRow | None] = None
+    """The reference row this adapter plays (None: a system under test)."""
 
     def __init__(self, card: SystemCard, clock: Clock) -> None:
         self.card = card
@@ -136,7 +153,12 @@ class SystemAdapter(ABC):
         starve them of the processor.
         """
 
-    def give_reference(self, reference: Reference | None) -> None:
+    @classmethod
+    def reference_row(cls, card: SystemCard) -> ReferenceRow | None:
+        """The reference row ``card`` plays with this adapter (None: a system under test)."""
+        return cls.REFERENCE
+
+    def give_reference(self, reference: ReferenceReply | None) -> None:
         """Hand a reference system the reply it replays (None: it stays silent)."""
         raise PmcError(f"system card {self.card.name}: {type(self).__name__} takes no reference")
 
@@ -167,7 +189,7 @@ class SystemAdapter(ABC):
 
 AdapterFactory = type[SystemAdapter]
 """Adapters register their class: its VERSION, TAKES_REFERENCE and prepare() are read before
-any rollout, and calling it with (card, clock) makes one."""
+any rollout, its reference_row() by the report, and calling it with (card, clock) makes one."""
 _ADAPTERS: dict[str, AdapterFactory] = {}
 
 
@@ -193,3 +215,13 @@ def adapter_factory(card: SystemCard) -> AdapterFactory:
 def create_adapter(card: SystemCard, clock: Clock) -> SystemAdapter:
     """A new adapter for one rollout of the system a card names."""
     return adapter_factory(card)(card, clock)
+
+
+def reference_row_of(card: SystemCard) -> ReferenceRow | None:
+    """The reference row a card plays, asked of its adapter (None: a system under test).
+
+    The reference adapters are built in and always registered, so an adapter name that is not
+    registered (a test double, an adapter of another version) is a system under test.
+    """
+    factory = _ADAPTERS.get(card.adapter)
+    return None if factory is None else factory.reference_row(card)

@@ -15,7 +15,7 @@ import numpy as np
 
 from pmc.audio import FloatArray
 from pmc.clock import Clock
-from pmc.systems._adapter import Preload, Reference, register_adapter
+from pmc.systems._adapter import Preload, ReferenceReply, ReferenceRow, register_adapter
 from pmc.systems._card import SystemCard
 from pmc.systems._local import LocalAdapter
 from pmc.tts import VoiceHint, create_tts
@@ -48,11 +48,14 @@ def monologue() -> FloatArray:
 class NeverSpeak(LocalAdapter):
     """Listens and says nothing."""
 
+    REFERENCE = ReferenceRow.NEVER_SPEAK
+
 
 @register_adapter("always-speak")
 class AlwaysSpeak(LocalAdapter):
     """Talks from the first frame until the session closes."""
 
+    REFERENCE = ReferenceRow.ALWAYS_SPEAK
     LOOPS = 8
     """About 2 minutes of speech: longer than any rollout (live stream plus the 30 s cap)."""
 
@@ -82,6 +85,13 @@ class Person(LocalAdapter):
     """
 
     TAKES_REFERENCE = True
+    REFERENCE = ReferenceRow.PERSON
+
+    @classmethod
+    def reference_row(cls, card: SystemCard) -> ReferenceRow:
+        """The person, or with ``params.reference = "shuffled"`` the shuffled person."""
+        shuffled = card.params.get("reference") == "shuffled"
+        return ReferenceRow.SHUFFLED if shuffled else ReferenceRow.PERSON
 
     @classmethod
     def prepare(cls, card: SystemCard) -> None:
@@ -90,9 +100,9 @@ class Person(LocalAdapter):
 
     def __init__(self, card: SystemCard, clock: Clock) -> None:
         super().__init__(card, clock)
-        self.reference: Reference | None = None
+        self.reference: ReferenceReply | None = None
 
-    def give_reference(self, reference: Reference | None) -> None:
+    def give_reference(self, reference: ReferenceReply | None) -> None:
         """The reply to replay."""
         self.reference = reference
 
