@@ -36,14 +36,17 @@ chromium:
 			"run 'sudo apt-get install -y chromium' (or 'sudo make chromium')." >&2; \
 	fi
 
+# tools/layers.py: stages import only earlier stages, never pmc.testing or another package's
+# private modules (docs/architecture.md, section 1).
 lint: $(STAMP_DEV)
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests tools
+	$(BIN)/ruff format --check src tests tools
 	$(BIN)/mypy
+	$(BIN)/python tools/layers.py src
 
 format: $(STAMP_DEV)
-	$(BIN)/ruff check --fix src tests
-	$(BIN)/ruff format src tests
+	$(BIN)/ruff check --fix src tests tools
+	$(BIN)/ruff format src tests tools
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)

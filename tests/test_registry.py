@@ -42,9 +42,12 @@ def test_the_same_definition_again_replaces_itself() -> None:
 
 
 def test_every_plugin_registry_refuses_a_clash() -> None:
+    from pmc.asr import register_transcriber
     from pmc.llm import register_llm
     from pmc.tts import register_tts
 
+    with pytest.raises(ValueError, match="speech recogniser 'faster-whisper' is registered twice"):
+        register_transcriber("faster-whisper")(lambda model: None)  # type: ignore[arg-type,return-value]
     with pytest.raises(ValueError, match="LLM provider 'openai' is registered twice"):
         register_llm("openai")(lambda model: None)  # type: ignore[arg-type,return-value]
     with pytest.raises(ValueError, match="text-to-speech backend 'piper' is registered twice"):
