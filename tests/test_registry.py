@@ -44,8 +44,11 @@ def test_the_same_definition_again_replaces_itself() -> None:
 def test_every_plugin_registry_refuses_a_clash() -> None:
     from pmc.asr import register_transcriber
     from pmc.llm import register_llm
+    from pmc.systems import register_adapter
     from pmc.tts import register_tts
 
+    with pytest.raises(ValueError, match="system adapter 'person' is registered twice"):
+        register_adapter("person")(object)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="speech recogniser 'faster-whisper' is registered twice"):
         register_transcriber("faster-whisper")(lambda model: None)  # type: ignore[arg-type,return-value]
     with pytest.raises(ValueError, match="LLM provider 'openai' is registered twice"):

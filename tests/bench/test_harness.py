@@ -18,8 +18,14 @@ from click.testing import CliRunner
 from pmc.bench import bench_harness
 from pmc.cli import cli
 from pmc.clock import RealClock
-from pmc.systems import EventKind, Family, SystemCard, SystemEvent, TransportError
-from pmc.systems._websocket_pcm import WebsocketPcmAdapter
+from pmc.systems import (
+    EventKind,
+    Family,
+    SystemCard,
+    SystemEvent,
+    TransportError,
+    WebsocketPcmAdapter,
+)
 from pmc.testing.loopback import (
     Endpointer,
     LoopbackBehaviour,

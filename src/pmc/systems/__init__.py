@@ -1,7 +1,9 @@
 """Systems: cards in ``systems/*.toml`` and the adapters that speak to each system.
 
-Built so far: the card format, the adapter interface and registry, the local reference systems,
-the endpointer cascade, the hosted API adapters and the full-duplex (Moshi-family) adapters.
+The card format, the adapter interface and registry, the local reference systems, the
+endpointer cascade, and the adapters that speak over a websocket: raw PCM, the hosted APIs and
+the full-duplex (Moshi-family) servers, all built on :class:`WebsocketAdapter`, which owns the
+connection, the receipt stamps and the event queue so that each adapter keeps only its dialect.
 """
 
 from pmc.systems import _baselines as _baselines  # registers the reference systems
@@ -10,6 +12,7 @@ from pmc.systems import _endpointer as _endpointer  # registers the endpointer c
 from pmc.systems import _hosted as _hosted  # registers the hosted real-time API adapters
 from pmc.systems import _websocket_pcm as _websocket_pcm  # registers raw PCM over a websocket
 from pmc.systems._adapter import (
+    ADAPTERS,
     AdapterFactory,
     EventKind,
     HistoryWord,
@@ -26,9 +29,14 @@ from pmc.systems._adapter import (
 )
 from pmc.systems._card import CARD_SCHEMA_VERSION, Family, SystemCard, find_card, load_card
 from pmc.systems._local import LocalAdapter
+from pmc.systems._websocket import MAX_MESSAGE_BYTES, OPEN_TIMEOUT_S, WebsocketAdapter
+from pmc.systems._websocket_pcm import WebsocketPcmAdapter
 
 __all__ = [
+    "ADAPTERS",
     "CARD_SCHEMA_VERSION",
+    "MAX_MESSAGE_BYTES",
+    "OPEN_TIMEOUT_S",
     "AdapterFactory",
     "EventKind",
     "Family",
@@ -41,6 +49,8 @@ __all__ = [
     "SystemCard",
     "SystemEvent",
     "TransportError",
+    "WebsocketAdapter",
+    "WebsocketPcmAdapter",
     "adapter_factory",
     "create_adapter",
     "find_card",

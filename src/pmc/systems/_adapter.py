@@ -8,7 +8,7 @@ taken on receipt, before any parsing.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar
@@ -18,6 +18,7 @@ import numpy as np
 from pmc.audio import FloatArray
 from pmc.clock import Clock
 from pmc.errors import PmcError
+from pmc.registry import Registry
 from pmc.systems._card import SystemCard
 
 
@@ -190,24 +191,17 @@ class SystemAdapter(ABC):
 AdapterFactory = type[SystemAdapter]
 """Adapters register their class: its VERSION, TAKES_REFERENCE and prepare() are read before
 any rollout, its reference_row() by the report, and calling it with (card, clock) makes one."""
-_ADAPTERS: dict[str, AdapterFactory] = {}
-
-
-def register_adapter(name: str) -> Callable[[AdapterFactory], AdapterFactory]:
-    """Register an adapter factory under the name cards use in ``adapter = "..."``."""
-
-    def decorate(factory: AdapterFactory) -> AdapterFactory:
-        _ADAPTERS[name] = factory
-        return factory
-
-    return decorate
+ADAPTERS: Registry[AdapterFactory] = Registry("system adapter")
+"""Adapter classes by the name cards give in ``adapter = "..."``."""
+register_adapter = ADAPTERS.register
+"""Decorator: register an adapter class under the name cards use."""
 
 
 def adapter_factory(card: SystemCard) -> AdapterFactory:
     """The registered factory a card names; an unknown name says which ones exist."""
-    factory = _ADAPTERS.get(card.adapter)
+    factory = ADAPTERS.get(card.adapter)
     if factory is None:
-        known = ", ".join(sorted(_ADAPTERS)) or "none registered yet"
+        known = ADAPTERS.known() or "none registered yet"
         raise PmcError(f"system card {card.name}: unknown adapter {card.adapter!r} ({known})")
     return factory
 
@@ -223,5 +217,5 @@ def reference_row_of(card: SystemCard) -> ReferenceRow | None:
     The reference adapters are built in and always registered, so an adapter name that is not
     registered (a test double, an adapter of another version) is a system under test.
     """
-    factory = _ADAPTERS.get(card.adapter)
+    factory = ADAPTERS.get(card.adapter)
     return None if factory is None else factory.reference_row(card)
