@@ -44,7 +44,7 @@ from click.testing import CliRunner
 from pmc.cli import cli
 from pmc.gate import OnsetRule
 from pmc.points import Point, PointKind, read_points
-from pmc.scoring import PauseOutcome, Score, ScoreStatus, read_scores, runs
+from pmc.scoring import PauseOutcome, Score, ScoreStatus, read_scores, talk_stretches
 from pmc.testing.duplex import (
     OPUS_DELAY_S,
     OPUS_PRE_ECHO_S,
@@ -75,10 +75,10 @@ JITTER_MS = 20.0
 LEAD_IN_MS = 20.0
 """Hosted answers open with up to 20 ms of digital silence, at random."""
 REPLY = "That sounds like a really good idea to me"
-"""Both fakes' answer: one run of talk (no pause inside it as long as the scorer's 250 ms), its
-first gate interval 0.76 s long, so the recogniser's first word always falls in it; an answer
-with a pause in it ("Right, I see ...") is two runs, and a word timed into the wrong one moves
-the onset by the pause."""
+"""Both fakes' answer: one stretch of talk (no pause inside it as long as the scorer's 250 ms),
+its first gate interval 0.76 s long, so the recogniser's first word always falls in it; an
+answer with a pause in it ("Right, I see ...") is two stretches of talk, and a word timed into
+the wrong one moves the onset by the pause."""
 MIN_PAUSE_S = 1.5
 """Pauses long enough that an answer 700 ms after the speech ended is heard in them for over
 half a second before the speaker resumes (and barges in): long enough to carry a word."""
@@ -178,8 +178,8 @@ def measured_onset(score: Score, point: Point) -> float | None:
     if point.kind is PointKind.TURN_END:
         reply = score.reply
         return None if reply is None or reply.latency_s is None else boundary + reply.latency_s
-    reply_runs = [r for r in runs(list(score.evidence)) if r.end_stream_s > boundary]
-    return reply_runs[0].onset_stream_s if reply_runs else None
+    stretches = [s for s in talk_stretches(list(score.evidence)) if s.end_stream_s > boundary]
+    return stretches[0].onset_stream_s if stretches else None
 
 
 def truth_onset(spans: Sequence[tuple[float, float]], point: Point) -> float | None:

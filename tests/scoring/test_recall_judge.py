@@ -10,7 +10,7 @@ import pytest
 
 from pmc.llm import JudgeCache, LlmError, LlmRequest, ScriptedLlm
 from pmc.points import PointKind
-from pmc.scoring._judges import (
+from pmc.scoring._recall_judge import (
     CONVERSATION_PROMPT_VERSION,
     CONVERSATION_SYSTEM,
     EMPTY_TRANSCRIPT,

@@ -2,15 +2,15 @@
 
 The speech gate on the played track, words from Whisper with word times on the stream clock,
 word-bearing intervals and wordless phonation (``_evidence``); pause, turn-end and recall
-metrics (``_metrics``, ``_text``, ``_embed``, ``_judges``); and the resumable stage
-(``_stage``). The gate's calibration against windowed recognition is :mod:`pmc.calibration`.
+metrics (``_metrics``, ``_text``, ``_embed``, ``_recall_judge``); and the resumable stage
+(``_stage``), with the judges' verdicts added outside the transcription workers
+(``_verdicts``). The gate's calibration against windowed recognition is :mod:`pmc.calibration`.
 """
 
 from pmc.scoring._embed import Embedder, embedder
-from pmc.scoring._evidence import Evidence, Run, evidence, runs
-from pmc.scoring._judges import RecallItem, RecallJudgeError, RecallVerdict, judge_recall
-from pmc.scoring._judging import make_judge
+from pmc.scoring._evidence import Evidence, TalkStretch, evidence, talk_stretches
 from pmc.scoring._metrics import PauseOutcome, PauseScore, ReplyScore, pause_score, reply_score
+from pmc.scoring._recall_judge import RecallItem, RecallJudgeError, RecallVerdict, judge_recall
 from pmc.scoring._rollout import score_rollout
 from pmc.scoring._stage import SCORES_DIR, ScoreTally, read_scores, run_scoring, workdir_of
 from pmc.scoring._text import StrictVerdict, content_words, strict_recall, token_f1, tokens
@@ -22,6 +22,7 @@ from pmc.scoring._types import (
     ScoreSettings,
     ScoreStatus,
 )
+from pmc.scoring._verdicts import make_judge
 
 __all__ = [
     "DEFAULT_SCORING_ASR",
@@ -36,12 +37,12 @@ __all__ = [
     "RecallScore",
     "RecallVerdict",
     "ReplyScore",
-    "Run",
     "Score",
     "ScoreSettings",
     "ScoreStatus",
     "ScoreTally",
     "StrictVerdict",
+    "TalkStretch",
     "content_words",
     "embedder",
     "evidence",
@@ -51,9 +52,9 @@ __all__ = [
     "read_scores",
     "reply_score",
     "run_scoring",
-    "runs",
     "score_rollout",
     "strict_recall",
+    "talk_stretches",
     "token_f1",
     "tokens",
     "workdir_of",

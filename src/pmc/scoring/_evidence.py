@@ -22,7 +22,7 @@ words' onset is the first word's start. Half a second is twice Whisper's usual b
 (notes/dependencies.md section 1: 50 to 250 ms)."""
 
 
-RUN_GAP_S = 0.25
+STRETCH_GAP_S = 0.25
 """Word-bearing intervals this close belong to one run of speech: the paper's section 3.2 closes
 gaps of at most 250 ms inside one speaker's activity. The gate itself splits at every gap longer
 than its 40 ms bridge, which falls between words."""
@@ -36,7 +36,7 @@ class Evidence:
         start_stream_s: Where the gate opened.
         end_stream_s: Where it closed.
         words: The words it owns: each word belongs to the one interval it overlaps most (or,
-            falling in a gap of the gate, the nearest one within :data:`RUN_GAP_S`), so every
+            falling in a gap of the gate, the nearest one within :data:`STRETCH_GAP_S`), so every
             word is counted once.
         onset_stream_s: Where its words begin: the gate's opening, or the first overlapping
             word's start when the interval began as murmur; None when no word overlaps it.
@@ -93,7 +93,7 @@ def evidence(intervals: Sequence[Interval], words: Sequence[TimedWord]) -> list[
         # The interval it overlaps most; a short word that fell in a gap of the gate goes to the
         # nearest interval within a run's gap, so the transcript of a run keeps it.
         overlaps = [_overlap(word, interval) for interval in intervals]
-        if overlaps and max(overlaps) > -RUN_GAP_S:
+        if overlaps and max(overlaps) > -STRETCH_GAP_S:
             owned[overlaps.index(max(overlaps))].append(word)
     out = []
     for interval, mine in zip(intervals, owned, strict=True):
@@ -107,8 +107,8 @@ def evidence(intervals: Sequence[Interval], words: Sequence[TimedWord]) -> list[
 
 
 @dataclass(frozen=True)
-class Run:
-    """One stretch of talk: word-bearing intervals with gaps of at most :data:`RUN_GAP_S`.
+class TalkStretch:
+    """One stretch of talk: word-bearing intervals with gaps of at most :data:`STRETCH_GAP_S`.
 
     The onset of speech already under way at a boundary is where its run began.
     """
@@ -136,15 +136,15 @@ class Run:
         return any(e.overlaps(start_s, end_s) for e in self.parts)
 
 
-def runs(found: Sequence[Evidence], gap_s: float = RUN_GAP_S) -> list[Run]:
-    """The word-bearing intervals grouped into runs of talk, in time order."""
+def talk_stretches(found: Sequence[Evidence], gap_s: float = STRETCH_GAP_S) -> list[TalkStretch]:
+    """The word-bearing intervals grouped into stretches of talk, in time order."""
     groups: list[list[Evidence]] = []
     for e in (e for e in found if e.word_bearing):
         if groups and e.start_stream_s - groups[-1][-1].end_stream_s <= gap_s:
             groups[-1].append(e)
         else:
             groups.append([e])
-    return [Run(tuple(g)) for g in groups]
+    return [TalkStretch(tuple(g)) for g in groups]
 
 
 def ungated(words: Sequence[TimedWord], found: Sequence[Evidence]) -> list[TimedWord]:

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any
 
-from pmc.scoring._evidence import Evidence, Run, runs
+from pmc.scoring._evidence import Evidence, TalkStretch, talk_stretches
 
 
 class PauseOutcome(StrEnum):
@@ -65,7 +65,7 @@ def pause_score(found: Sequence[Evidence], start_s: float, end_s: float) -> Paus
     A takeover is a word-bearing interval inside the pause; its latency is measured from the
     onset of the run of talk it belongs to, so talk that ran into the pause is under way.
     """
-    talk = runs(found)
+    talk = talk_stretches(found)
     inside = [r for r in talk if r.overlaps(start_s, end_s)]
     wordless = any(not e.word_bearing and e.overlaps(start_s, end_s) for e in found)
     before = any(r.end_stream_s <= start_s for r in talk)
@@ -122,9 +122,9 @@ class ReplyScore:
         return cls(**data)
 
 
-def reply_runs(found: Sequence[Evidence], boundary_s: float) -> list[Run]:
-    """The runs of talk that make the reply: those still going at the turn end, or later."""
-    return [r for r in runs(found) if r.end_stream_s > boundary_s]
+def reply_stretches(found: Sequence[Evidence], boundary_s: float) -> list[TalkStretch]:
+    """The stretches of talk that make the reply: those still going at the turn end, or later."""
+    return [r for r in talk_stretches(found) if r.end_stream_s > boundary_s]
 
 
 def reply_score(
@@ -135,7 +135,7 @@ def reply_score(
     censored: bool,
 ) -> ReplyScore:
     """Score the reply to a turn that ended at ``boundary_s`` on the stream clock."""
-    reply = reply_runs(found, boundary_s)
+    reply = reply_stretches(found, boundary_s)
     said = [w for r in reply for w in r.words]
     transcript = " ".join(w.text for w in said)
     if not reply:
@@ -164,4 +164,4 @@ def censored_at(found: Sequence[Evidence], cap_stream_s: float, silence_s: float
     ``silence_s`` of silence (2 s); words that ended less than that before the cap (a pause
     between two sentences) mean it was not over. Murmur without words does not count.
     """
-    return any(r.end_stream_s > cap_stream_s - silence_s for r in runs(found))
+    return any(r.end_stream_s > cap_stream_s - silence_s for r in talk_stretches(found))

@@ -22,8 +22,8 @@ from pmc.scoring._metrics import (
     ReplyScore,
     censored_at,
     pause_score,
-    reply_runs,
     reply_score,
+    reply_stretches,
 )
 from pmc.scoring._text import has_words, strict_recall, token_f1
 from pmc.scoring._types import RecallScore, Score, ScoreSettings, ScoreStatus
@@ -84,7 +84,9 @@ def score_rollout(
         return replace(scored, pause=pause)
     if point.kind is PointKind.TURN_END:
         return replace(scored, reply=_reply(found, point, trace.protocol, settings, similarity))
-    said = " ".join(w.text for r in reply_runs(found, point.boundary_stream_s) for w in r.words)
+    said = " ".join(
+        w.text for r in reply_stretches(found, point.boundary_stream_s) for w in r.words
+    )
     return replace(
         scored, recall=RecallScore(said, strict_recall(said, point.gold_answer, point.kind))
     )

@@ -13,8 +13,8 @@ from pmc.harness import StopReason
 from pmc.io import schema_version
 from pmc.points import PointKind
 from pmc.scoring._evidence import Evidence
-from pmc.scoring._judges import RecallVerdict
 from pmc.scoring._metrics import PauseScore, ReplyScore
+from pmc.scoring._recall_judge import RecallVerdict
 from pmc.scoring._text import StrictVerdict
 
 SCORE_SCHEMA_VERSION = 1

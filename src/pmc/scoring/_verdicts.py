@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pmc.llm import JudgeCache, create_client
 from pmc.points import Point, read_points
-from pmc.scoring._judges import RecallItem, RecallJudgeError, judge_recall
+from pmc.scoring._recall_judge import RecallItem, RecallJudgeError, judge_recall
 from pmc.scoring._types import Score
 
 JUDGE_CACHE_FILE = "judge_cache.jsonl"
