@@ -68,7 +68,7 @@ $(STAMP_DEV): pyproject.toml Makefile | $(BIN)/python
 # dependencies (it pins torch<2.10), the `duplex-server` extra's packages read from
 # pyproject.toml, and pmc itself without its own (the server needs none of them). Kept apart
 # from .venv so the default install stays light; `make demo` does not need it. About 30 s and
-# 1.1 GB (notes/full-duplex-and-ray.md A.1).
+# 1.1 GB (docs/dependencies.md section 6).
 duplex-env: $(STAMP_DUPLEX)
 
 $(STAMP_DUPLEX): pyproject.toml Makefile

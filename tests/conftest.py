@@ -64,7 +64,8 @@ def demo_points_workdir(demo_workdir: Path, tmp_path_factory: pytest.TempPathFac
 
 
 REFERENCE_SYSTEMS = ("never-speak", "always-speak", "person", "shuffled-person")
-"""The reference systems (DESIGN "Systems"): what defines them is tested on the demo points."""
+"""The reference systems (docs/architecture.md "Systems"): what defines them is tested on the demo
+points."""
 
 
 @pytest.fixture(scope="session")

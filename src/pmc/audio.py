@@ -1,7 +1,7 @@
 """Audio helpers below every stage: where audio lives, reading it, resampling with soxr, writing.
 
-Inside the benchmark audio is mono float32 at 24 kHz (DESIGN "Clocks"); a source's own rate is
-converted once, on read, with soxr's band-limited resampler (never by dropping samples).
+Inside the benchmark audio is mono float32 at 24 kHz (docs/architecture.md "Clocks"); a source's own
+rate is converted once, on read, with soxr's band-limited resampler (never by dropping samples).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ FloatArray = npt.NDArray[np.float32]
 class AudioRef:
     """Where one speaker's audio lives, and what its header says.
 
-    The audio stays where the source keeps it (DESIGN "On disk"); a tar member is addressed by the
-    byte range of its data inside the archive, so it is read without unpacking.
+    The audio stays where the source keeps it (docs/architecture.md "On disk"); a tar member is
+    addressed by the byte range of its data inside the archive, so it is read without unpacking.
 
     Attributes:
         path: The WAV file, or the tar archive that holds it.

@@ -1,10 +1,10 @@
 """Clocks: real monotonic time, or virtual time that runs as fast as it can.
 
 Every instant the harness observes is an integer of nanoseconds on the clock's own timeline
-(DESIGN "Clocks": ``time.monotonic_ns`` for real runs). A virtual clock lets in-process systems
-run faster than real time and still produce the same trace: time only moves when every task
-is waiting for it. The clock sits below the stages because adapters stamp what they receive
-with it and local systems wait on it.
+(docs/architecture.md "Clocks": ``time.monotonic_ns`` for real runs). A virtual clock lets
+in-process systems run faster than real time and still produce the same trace: time only moves when
+every task is waiting for it. The clock sits below the stages because adapters stamp what they
+receive with it and local systems wait on it.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The energy speech gate: where a track holds speech, by RMS over 20 ms windows (DESIGN "Metrics").
+"""The energy speech gate: where a track holds speech, by RMS over 20 ms windows.
 
+Its settings are in docs/architecture.md "Metrics".
 A shared helper below the pipeline stages. Curation uses :func:`speech_ratio` to check that a
 pause gates as silence and its lead-in as speech; scoring uses :func:`speech_intervals` for onsets
 and takeovers. Times are computed on integer sample indices and turned into seconds only at the
@@ -22,7 +23,7 @@ _Spans = npt.NDArray[np.int64]
 
 
 class OnsetRule(StrEnum):
-    """Where a gate interval's onset is placed (DESIGN "Metrics")."""
+    """Where a gate interval's onset is placed (docs/architecture.md "Metrics")."""
 
     WINDOW = "window"
     """The start of its first window that passed the gate: the paper's onset, on a 20 ms grid."""
@@ -40,7 +41,7 @@ yet longer than one sample, so a single stray sample counts for little."""
 
 @dataclass(frozen=True)
 class GateParams:
-    """The speech gate's settings; every score records them (DESIGN "Metrics").
+    """The speech gate's settings; every score records them (docs/architecture.md "Metrics").
 
     Attributes:
         window_s: Length of the non-overlapping RMS windows, in seconds.
@@ -51,11 +52,12 @@ class GateParams:
         min_s: Intervals shorter than this (after bridging) are dropped.
     """
 
-    window_s: float = 0.02  # DESIGN "Metrics": RMS over 20 ms windows.
-    open_rms: float = 0.01  # DESIGN "Metrics": opens at 0.01.
-    release_ratio: float = 0.5  # DESIGN "Metrics": holds down to 0.005 (release ratio 0.5).
-    bridge_s: float = 0.04  # DESIGN "Metrics": bridges gaps up to 40 ms.
-    min_s: float = 0.08  # DESIGN "Metrics": drops intervals under 80 ms.
+    window_s: float = 0.02  # docs/architecture.md "Metrics": RMS over 20 ms windows.
+    open_rms: float = 0.01  # docs/architecture.md "Metrics": opens at 0.01.
+    # docs/architecture.md "Metrics": holds down to 0.005 (release ratio 0.5).
+    release_ratio: float = 0.5
+    bridge_s: float = 0.04  # docs/architecture.md "Metrics": bridges gaps up to 40 ms.
+    min_s: float = 0.08  # docs/architecture.md "Metrics": drops intervals under 80 ms.
 
     def __post_init__(self) -> None:
         if not self.window_s > 0:
@@ -133,8 +135,9 @@ def speech_intervals(
     sample_rate: int = SAMPLE_RATE,
     onset: OnsetRule = OnsetRule.WINDOW,
 ) -> list[Interval]:
-    """Where ``audio`` holds speech, by the hysteresis energy gate of DESIGN "Metrics".
+    """Where ``audio`` holds speech, by the hysteresis energy gate.
 
+    The gate is docs/architecture.md "Metrics"'s.
     Steps, in this order:
 
     1. RMS over non-overlapping windows of ``params.window_s`` (the last partial window counted
@@ -292,8 +295,8 @@ def _hysteresis(loud: npt.NDArray[np.bool_], held: npt.NDArray[np.bool_]) -> _Sp
     ends with the run. A run with no ``loud`` window never opens the gate; the ``held`` windows
     before the first ``loud`` one are not speech either.
 
-    Deliberately unlike the reference implementation (notes/reference-implementation.md, section
-    13 item 5): there, after a gap closes an interval, a window that only reaches the release level
+    Deliberately unlike the reference implementation (docs/decisions.md, section
+    3): there, after a gap closes an interval, a window that only reaches the release level
     opens the next one. Here a closed gate always needs ``open_rms`` to open again.
     """
     held = held | loud  # a window loud enough to open is loud enough to hold

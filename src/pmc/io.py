@@ -1,4 +1,4 @@
-"""Atomic, deterministic file writing shared by every stage (DESIGN "On disk")."""
+"""Atomic, deterministic file writing shared by every stage (docs/architecture.md "On disk")."""
 
 from __future__ import annotations
 

@@ -37,7 +37,8 @@ TEXTS = (
     (12.05, "Yes, she brought her dog."),
 )
 HUM = (8.5, 10.5)
-"""A quiet 120 Hz hum with two harmonics (RMS 0.006, under DESIGN's 0.01 open threshold)."""
+"""A quiet 120 Hz hum with two harmonics (RMS 0.006, under the default gate's 0.01 open
+threshold)."""
 LENGTH_S = 14.5
 
 

@@ -86,11 +86,11 @@ def test_windowed_labels_find_every_utterance_and_not_the_hum(
 ) -> None:
     """Each utterance is found, its onset within a hop, the median onset error under 250 ms.
 
-    Whisper's word boundaries err by 50 to 250 ms (DESIGN "Metrics"); 250 ms is that error's
-    upper end. The windows add their own: Whisper pins a word that opens its window to the
-    window's start (it has no earlier audio to align it to), so where both windows covering an
-    onset do that, the label comes out at the later window's start, up to a hop early (measured
-    on tiny.en: errors of -f for onsets f seconds into a second). A hop bounds every onset.
+    Whisper's word boundaries err by 50 to 250 ms (docs/architecture.md "Metrics"); 250 ms is that
+    error's upper end. The windows add their own: Whisper pins a word that opens its window to the
+    window's start (it has no earlier audio to align it to), so where both windows covering an onset
+    do that, the label comes out at the later window's start, up to a hop early (measured on
+    tiny.en: errors of -f for onsets f seconds into a second). A hop bounds every onset.
     """
     _, truth = scene
     found = whisper_labels.utterances

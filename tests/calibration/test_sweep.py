@@ -1,4 +1,4 @@
-"""The sweep: DESIGN's gate against exact and Whisper labels, and what a calibration records."""
+"""The sweep: the default gate against exact and Whisper labels, and what a calibration records."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def row(
 def test_the_sweep_on_exact_labels_finds_design_onsets_close_and_an_absurd_gate_deaf(
     scene: tuple[FloatArray, list[Interval]],
 ) -> None:
-    """Onset error against the true onsets: DESIGN's gate within 60 ms (three 20 ms windows)."""
+    """Onset error against the true onsets: the default gate within 60 ms (three 20 ms windows)."""
     track, truth = scene
     gaps = [0.0, *(x for t in truth for x in (t.start_s, t.end_s)), LENGTH_S]
     silence = tuple(Interval(a, b) for a, b in zip(gaps[::2], gaps[1::2], strict=True))

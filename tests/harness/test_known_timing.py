@@ -370,7 +370,8 @@ def test_the_hosted_end_of_input_reaches_the_fake_right_after_the_last_live_fram
 
 
 def test_the_hosted_end_of_input_reaches_the_fake_at_the_boundary(scored: Run) -> None:
-    # DESIGN "Protocol": that deadline is the turn's end. It is only if the live cut ends there.
+    # docs/architecture.md "Protocol": that deadline is the turn's end. It is only if the live cut
+    # ends there.
     errors = []
     for point, trace, commit_s in commits(scored):
         bound = COMMIT_TOLERANCE_S + trace["audit"]["lateness_max_ms"] / 1000

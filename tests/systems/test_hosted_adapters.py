@@ -66,8 +66,8 @@ class Defining:
 #   automatic detection closes on 500 ms of silence, and every hosted endpointer uses 300 ms of
 #   prefix padding".
 # - paper appendix C: Grok waits for committed "plus 0.5 s" before asking for a response; every
-#   system gets 24 kHz PCM16 audio. DESIGN "Protocol": hosted frames are 20 ms.
-# - notes/reference-implementation.md section 7: "GPT and Gemini 16, Grok 8" sessions at once;
+#   system gets 24 kHz PCM16 audio. docs/architecture.md "Protocol": hosted frames are 20 ms.
+# - docs/decisions.md section 1: "GPT and Gemini 16, Grok 8" sessions at once;
 #   section 8 (the paper's adapters): voices alloy, eve and Kore; GPT's create_response and
 #   interrupt_response on, Grok's server VAD "without the create/interrupt keys"; Gemini's model
 #   models/gemini-3.1-flash-live-preview with activityHandling START_OF_ACTIVITY_INTERRUPTS.

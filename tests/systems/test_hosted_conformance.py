@@ -4,7 +4,7 @@ OpenAI events against the ``openai`` package's ``RealtimeClientEvent`` union, wi
 types do not know (the SDK's models accept extra fields, so they are looked for here); Gemini
 messages against ``google-genai``'s ``LiveClientMessage`` (which forbids unknown fields). xAI
 has no official Python SDK: its events share OpenAI's types, except ``session.update``, whose
-xAI shape (notes/formats-and-protocols.md section 6) is checked against the model below.
+xAI shape (docs/wire-formats.md section 6) is checked against the model below.
 """
 
 import json

@@ -46,7 +46,7 @@ from pmc.testing.loopback import (
 CONCURRENCY = (8, 32, 64, 128)
 """The concurrency levels the Real-time harness issue asks for."""
 FRAME_MS = 20
-"""Live input frames of a hosted system (DESIGN "Protocol")."""
+"""Live input frames of a hosted system (docs/architecture.md "Protocol")."""
 SPEECH_S = 2.0
 """Speech-like input per rollout, before the silence the system replies into."""
 SPEECH_RMS = 0.1

@@ -13,8 +13,8 @@ matters most).
 What the labels can time: Whisper aligns a word that opens its window to the window's start
 (there is no earlier audio to place it against), so where both windows covering an onset do
 that, the labelled onset lands on the later window's start, up to a hop early; elsewhere it
-carries Whisper's own 50 to 250 ms boundary error (DESIGN "Metrics"). Onset errors in the table
-are therefore an upper bound on the gate's; missed utterances do not depend on timing.
+carries Whisper's own 50 to 250 ms boundary error (docs/architecture.md "Metrics"). Onset errors in
+the table are therefore an upper bound on the gate's; missed utterances do not depend on timing.
 
 Transcription is slow, so each track's window decodes are cached under
 ``runs/<run>/calibration/labels/<system>/<point>/<k>.json``; a rerun with the same decoding

@@ -27,7 +27,7 @@ class CalibrationRow:
         p90_abs_onset_ms: 90th percentile of the same.
         mean_abs_onset_ms: Mean of the same (the paper quotes mean absolute error).
         median_onset_bias_ms: Median signed error; negative means the gate opens early.
-        design: Whether this is DESIGN's gate.
+        design: Whether this is the default gate.
     """
 
     gate: GateParams
@@ -91,7 +91,7 @@ class Calibration:
     schema_version: int = CALIBRATION_SCHEMA_VERSION
 
     def design_row(self) -> CalibrationRow | None:
-        """The row of DESIGN's gate, if the grid holds it."""
+        """The row of the default gate, if the grid holds it."""
         return next((r for r in self.rows if r.design), None)
 
     def to_dict(self) -> dict[str, Any]:

@@ -19,7 +19,7 @@ class LabelSettings:
         window_s: Window length (appendix D: 2 s windows).
         hop_s: Window hop (appendix D: at a 1 s hop).
         peak: The peak each window is normalised to before decoding (the reference's 0.5,
-            notes/reference-implementation.md section 9).
+            docs/decisions.md section 4).
         no_speech_threshold: A window whose no-speech probability exceeds this says no speech.
         log_prob_threshold: A window whose mean token log-probability is below this is unsure.
         compression_ratio_threshold: A window whose text's gzip ratio exceeds this (Whisper's
@@ -27,7 +27,8 @@ class LabelSettings:
         cell_s: Resolution of the labels; the gate's 20 ms window, which is also the 20 ms
             precision of Whisper's timestamps.
         join_s: Speech stretches closer than this make one utterance: Whisper's word boundaries
-            err by 50 to 250 ms (DESIGN "Metrics"), so a shorter gap is no evidence of a pause.
+            err by 50 to 250 ms (docs/architecture.md "Metrics"), so a shorter gap is no evidence of
+            a pause.
     """
 
     asr: str = DEFAULT_ASR
@@ -75,7 +76,7 @@ class LabelSettings:
 
 @dataclass(frozen=True)
 class SweepGrid:
-    """The gate settings swept; the bridge and window stay at DESIGN's 40 ms and 20 ms.
+    """The gate settings swept; the bridge and window stay at the default 40 ms and 20 ms.
 
     Table 8's body is not in our copy of the paper; appendix D's text compares threshold 0.01
     with 0.05 (and an Otsu split at 3.2e-4), release ratio 0.5 with 0.75, and minimum durations
@@ -94,7 +95,7 @@ class SweepGrid:
     min_s: tuple[float, ...] = (0.04, 0.08, 0.16)
 
     def params(self, base: GateParams | None = None) -> list[GateParams]:
-        """Every combination, threshold slowest, over ``base`` (DESIGN's gate by default)."""
+        """Every combination, threshold slowest, over ``base`` (the default gate by default)."""
         base = base or GateParams()
         return [
             replace(base, open_rms=o, release_ratio=r, min_s=m)

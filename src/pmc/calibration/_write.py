@@ -24,7 +24,7 @@ TABLE_COLUMNS = (
     "",
 )
 """Headings of the calibration table: the gate's settings, then how it did; the last column
-marks DESIGN's gate."""
+marks the default gate."""
 
 CSV_COLUMNS = (
     "open_rms",
@@ -50,7 +50,7 @@ def _cell(value: float | None) -> str:
 
 
 def row_cells(row: CalibrationRow) -> list[str]:
-    """A row as the table's cells (:data:`TABLE_COLUMNS`); the last marks DESIGN's gate."""
+    """A row as the table's cells (:data:`TABLE_COLUMNS`); the last marks the default gate."""
     return [
         f"{row.gate.open_rms:g}",
         f"{row.gate.release_ratio:g}",

@@ -83,7 +83,7 @@ def calibrate_gate_command(
 
 
 def calibration_table(cal: Calibration) -> Table:
-    """The sweep as a compact terminal table (gate.md has every column); DESIGN's gate in bold."""
+    """The sweep as a compact terminal table (gate.md has every column), the default gate bold."""
     table = Table(
         title=f"Gate calibration of {cal.run_id}: {cal.tracks} tracks, {cal.utterances} "
         "labelled utterances",

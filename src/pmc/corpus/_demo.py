@@ -42,7 +42,7 @@ TAIL_S = 1.5
 """Silence after the last word."""
 NOISE_RMS = 3e-4
 """A faint seeded noise floor (about -70 dBFS), so silence is not digital zero as no recording is;
-far below the scorer's 0.01 speech gate (DESIGN "Metrics")."""
+far below the scorer's 0.01 speech gate (docs/architecture.md "Metrics")."""
 VAD_BRIDGE_S = 0.2
 """Word gaps up to this are one stretch of voice activity, as a frame-based detector with a short
 hangover would report them."""

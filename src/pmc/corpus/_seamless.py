@@ -1,4 +1,4 @@
-"""Seamless Interaction in its three real layouts (notes/formats-and-protocols.md section 1).
+"""Seamless Interaction in its three real layouts (docs/wire-formats.md section 1).
 
 - extracted: ``{label}/{split}/{batch}/{archive}/{file_id}.{wav,json}``, the JSON holding
   ``metadata:transcript`` and ``metadata:vad``;

@@ -1,7 +1,7 @@
 """What the corpus stage produces: two-speaker conversations, each side with audio, words, activity.
 
 Every time here is on the conversation clock: seconds from the first sample of the conversation's
-audio (DESIGN "Clocks"); the field names say so (``start_conv_s``).
+audio (docs/architecture.md "Clocks"); the field names say so (``start_conv_s``).
 """
 
 from __future__ import annotations

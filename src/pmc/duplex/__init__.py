@@ -1,10 +1,10 @@
 """``pmc serve-duplex``: our server for moshi-family full-duplex models (Moshi, PersonaPlex).
 
 The stock Moshi server streams live audio only; the paper's protocol gives a full-duplex system
-the conversation so far, teacher-forced, before the live stream (DESIGN "Protocol"). This server
-speaks the stock protocol on ``/api/chat`` and adds ``/api/duplex``, which takes the history
-(both speakers' audio and the system's words with their times), forces it into the model frame
-by frame at 12.5 Hz and then continues live from that state.
+the conversation so far, teacher-forced, before the live stream (docs/architecture.md "Protocol").
+This server speaks the stock protocol on ``/api/chat`` and adds ``/api/duplex``, which takes the
+history (both speakers' audio and the system's words with their times), forces it into the model
+frame by frame at 12.5 Hz and then continues live from that state.
 
 It needs PyTorch and the ``moshi`` package (an optional extra, in its own environment: moshi
 pins an old torch, so it is installed with ``--no-deps``; see the README's "Full-duplex

@@ -2,8 +2,8 @@
 
 Moshi's inner monologue carries one SentencePiece token per 12.5 Hz frame: padding (PAD) while
 nothing is said, an end-of-padding marker (EPAD) on the padding frame just before a run of word
-tokens, then the word's pieces on consecutive frames (notes/reference-implementation.md
-section 8, "Text alignment"). A word starts on the frame its start time falls in; pieces that
+tokens, then the word's pieces on consecutive frames (docs/decisions.md
+section 1, "Duplex text alignment"). A word starts on the frame its start time falls in; pieces that
 do not fit before the next word push it later, so no piece is ever dropped inside the history.
 Plain Python: the tokenizer is passed in.
 """

@@ -1,7 +1,7 @@
 """The wire format shared by the duplex server and pmc's adapters (plain Python, no PyTorch).
 
 Every websocket message is binary: one kind byte, then the payload. The stock Moshi protocol
-(``moshi/server.py``; notes/formats-and-protocols.md section 5) uses 0x00-0x02 both ways; the
+(``moshi/server.py``; docs/wire-formats.md section 5) uses 0x00-0x02 both ways; the
 preload route adds kinds of its own from 0x10 up, clear of the stock ones (0x03-0x06 are the
 stock web client's control, metadata, error and ping).
 """

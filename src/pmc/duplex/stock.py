@@ -2,7 +2,7 @@
 
 ``moshi.server`` loads everything on the device it is told, then its warmup calls
 ``torch.cuda.synchronize()`` unconditionally, which fails on a CPU-only PyTorch
-(notes/full-duplex-and-ray.md A.3). This wrapper makes that call a no-op when CUDA is absent,
+(docs/dependencies.md section 7). This wrapper makes that call a no-op when CUDA is absent,
 keeps PyTorch to one thread (two threads on two busy cores spike to hundreds of milliseconds
 per step, same notes), and runs the module exactly as ``python -m moshi.server`` would, with
 the same arguments.

@@ -1,7 +1,7 @@
 """Tiny random-weight Moshi models for tests: a small Mimi, LM and SentencePiece model.
 
-Built from moshi's own config dicts with the dimensions cut down (notes/full-duplex-and-ray.md
-section A.2), seeded, so every build gives the same weights. The frame rate and sample rate are
+Built from moshi's own config dicts with the dimensions cut down (docs/dependencies.md
+section 7), seeded, so every build gives the same weights. The frame rate and sample rate are
 kept, so the models run the real streaming path at 80 ms frames. Nothing is downloaded: the
 tokenizer is trained offline on sentences made here, and ``config.json`` names the Mimi config
 with ``file://``, which moshi's loader reads without the hub.

@@ -111,7 +111,7 @@ def _recall_latency_s(card: SystemCard) -> float:
 def reference_for(
     card: SystemCard, point: Point, points: Sequence[Point], points_dir: Path
 ) -> ReferenceReply | None:
-    """The reply a reference system replays at ``point`` (DESIGN "Systems").
+    """The reply a reference system replays at ``point`` (docs/architecture.md "Systems").
 
     The person (``reference = "own"``) replays its own reply at its real time; the shuffled
     person (``"shuffled"``) another turn end's reply from the same conversation at that same

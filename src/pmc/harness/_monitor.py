@@ -4,7 +4,7 @@ The monitor places each output chunk on the stream clock as playback would (star
 of arrival and the end of the previous chunk; an interruption cuts the queue) and marks where
 it is loud enough to open the speech gate. It is deliberately light, a few numpy operations per
 chunk, because it runs inside the streaming loop; the real gate and the words are computed
-after the rollout, in scoring (DESIGN "Protocol": nothing heavy runs in the loop).
+after the rollout, in scoring (docs/architecture.md "Protocol": nothing heavy runs in the loop).
 """
 
 from __future__ import annotations

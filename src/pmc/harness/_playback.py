@@ -2,7 +2,7 @@
 
 Each audio chunk starts at the later of its arrival and the end of the chunk before it; an
 interruption drops whatever had not been played yet. The result is one track aligned to the
-stream clock, silences kept (DESIGN "Clocks"); all scoring reads it.
+stream clock, silences kept (docs/architecture.md "Clocks"); all scoring reads it.
 """
 
 from __future__ import annotations

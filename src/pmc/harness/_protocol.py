@@ -1,6 +1,6 @@
 """The protocol per point kind: what is streamed, when input ends, and when a rollout stops.
 
-Paper section 3.4 and appendix C, with DESIGN "Protocol"'s decisions:
+Paper section 3.4 and appendix C, with docs/architecture.md "Protocol"'s decisions:
 
 - Pause: the active turn, the pause and the speaker resuming, then 3 s of silence frames, plus
   up to 8 s more while the system has produced no audio. Hosted endpointers stay on.
@@ -46,12 +46,15 @@ class Send(Enum):
 
 @dataclass(frozen=True)
 class ProtocolParams:
-    """The protocol's numbers; ``run.json`` records them (DESIGN "Protocol", paper appendix C)."""
+    """The protocol's numbers; ``run.json`` records them.
+
+    From paper appendix C and docs/architecture.md "Protocol".
+    """
 
     pause_drain_s: float = 3.0  # appendix C: 3 s of silence frames after the streamed pause
     pause_extra_s: float = 8.0  # appendix C: up to 8 s more while no audio has come
-    reply_silence_s: float = 2.0  # DESIGN "Protocol": words, then 2 s of silence
-    no_reply_s: float = 8.0  # DESIGN "Protocol": nothing said 8 s after the turn end
+    reply_silence_s: float = 2.0  # docs/architecture.md "Protocol": words, then 2 s of silence
+    no_reply_s: float = 8.0  # docs/architecture.md "Protocol": nothing said 8 s after the turn end
     cap_s: float = 30.0  # appendix C: every system is stopped at 30 s
     late_bound_ms: float = LATE_BOUND_MS
 

@@ -3,7 +3,7 @@
 The receiver records every message the moment the adapter hands it over (its stamp was taken
 on receipt); the streamer sends frames at absolute deadlines and, at each deadline past the
 live audio, asks the protocol whether to go on. Nothing here transcribes, scores or writes
-files: that happens after the rollout, outside the loop (DESIGN "Protocol").
+files: that happens after the rollout, outside the loop (docs/architecture.md "Protocol").
 """
 
 from __future__ import annotations
@@ -145,7 +145,8 @@ async def run_rollout(
         nonlocal committed_ns
         await adapter.send_frame(frame)
         if i == len(live) - 1 and schedule.commit:
-            # Right after the last live frame, on its deadline: the boundary (DESIGN "Protocol").
+            # Right after the last live frame, on its deadline: the boundary (docs/architecture.md
+            # "Protocol").
             committed_ns = clock.now_ns()
             await adapter.end_of_input()
 

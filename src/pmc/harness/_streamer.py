@@ -1,7 +1,7 @@
 """The real-time frame streamer: frame i leaves at t0 + (i + 1) x frame, never drifting.
 
-A frame is sent when its last sample has been spoken (DESIGN "Protocol"). Deadlines are
-absolute, computed from t0, so a late send does not push later frames back; each frame's
+A frame is sent when its last sample has been spoken (docs/architecture.md "Protocol"). Deadlines
+are absolute, computed from t0, so a late send does not push later frames back; each frame's
 scheduled and actual send times are kept for the timing audit.
 """
 

@@ -22,7 +22,7 @@ REPLY_MIN_WORDS = 5
 """... and has at least five words (appendix A)."""
 RESUMPTION_MAX_S = 5.0
 """The live stream of a pause point runs to the end of the resumed speech, at most 5 s after
-the pause (DESIGN "Protocol")."""
+the pause (docs/architecture.md "Protocol")."""
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,10 @@ from pmc.corpus import Channel
 from pmc.labels import Label
 
 FRAME = 1920
-"""Samples per 80 ms frame at 24 kHz (Moshi's 12.5 Hz; notes/formats-and-protocols.md s. 5)."""
+"""Samples per 80 ms frame at 24 kHz (Moshi's 12.5 Hz; docs/wire-formats.md section 5)."""
 HISTORY_CAP_S = 163.84
-"""History before the active turn is capped at 2048 frames of 80 ms (DESIGN "Protocol")."""
+"""History before the active turn is capped at 2048 frames of 80 ms (docs/architecture.md
+"Protocol")."""
 
 
 def to_sample(t_conv_s: float) -> int:
@@ -30,7 +31,10 @@ def to_sample(t_conv_s: float) -> int:
 
 
 def history_start(turns: Sequence[Label], stream_start_s: float) -> float:
-    """The earliest turn start within the cap before the stream start (DESIGN "Protocol")."""
+    """The earliest turn start within the cap before the stream start.
+
+    The cap is docs/architecture.md "Protocol"'s.
+    """
     earliest = stream_start_s - HISTORY_CAP_S
     starts = [t.start_conv_s for t in turns if earliest <= t.start_conv_s < stream_start_s]
     return min(starts, default=stream_start_s)

@@ -1,4 +1,7 @@
-"""Identity prompts: who the system is (DESIGN "Protocol": one per speaker, a template offline)."""
+"""Identity prompts: who the system is, one per speaker; offline, a template.
+
+See docs/architecture.md "Protocol".
+"""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Times are on the conversation clock (``*_conv_s``) and, for what the system hears live, also on
 the stream clock (``*_stream_s``: seconds from the first sample of the live stream, the active
-turn's start), as DESIGN "Clocks" asks.
+turn's start), as docs/architecture.md "Clocks" asks.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ class Point:
         features: Curation features (paper appendix A).
         heuristic_score: The weighted sum of capped features.
         judge: The judge's verdict, if a judge ran.
-        identity_prompt: Who the system is (DESIGN "Protocol").
+        identity_prompt: Who the system is (docs/architecture.md "Protocol").
         cuts: Audio and text files of the point, relative to ``points/``.
     """
 

@@ -1,10 +1,10 @@
 """The main table's values (paper Table 3) and their bootstrap intervals (Table 14).
 
 Per system and per point kind, never pooled across kinds. Rates are over rollouts; latencies,
-ratios and similarities are medians with interquartile ranges over rollouts with words (DESIGN
-"Metrics", "Reporting"). Only rollout 0 of each point is reported (paper section 3.4). Failed
-rollouts are left out and counted apart; rollouts without audio count as silent (pauses) or as
-replies without words (turn ends), which is what the system did.
+ratios and similarities are medians with interquartile ranges over rollouts with words
+(docs/architecture.md "Metrics", "Reporting"). Only rollout 0 of each point is reported (paper
+section 3.4). Failed rollouts are left out and counted apart; rollouts without audio count as silent
+(pauses) or as replies without words (turn ends), which is what the system did.
 """
 
 from __future__ import annotations

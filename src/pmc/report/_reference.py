@@ -1,4 +1,4 @@
-"""Which systems of a run are reference rows (paper section 4.3, DESIGN "Metrics").
+"""Which systems of a run are reference rows (paper section 4.3, docs/architecture.md "Metrics").
 
 The report does not know the reference systems by name: it rebuilds each card the run
 recorded and asks its adapter (:func:`pmc.systems.reference_row_of`).

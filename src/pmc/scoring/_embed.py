@@ -130,8 +130,9 @@ class Embedder:
         return result
 
     def cosine(self, a: str, b: str) -> float:
-        """Cosine similarity of two texts' embeddings (DESIGN "Metrics", response similarity).
+        """Cosine similarity of two texts' embeddings: response similarity.
 
+        See docs/architecture.md "Metrics".
         0.0 when either text has no words (:func:`~pmc.scoring._text.has_words`), as in the
         reference implementation and like :func:`~pmc.scoring._text.token_f1`: similarities are
         only reported for rollouts with words, so this only reaches a caller that skipped that.

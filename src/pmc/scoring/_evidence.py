@@ -1,10 +1,10 @@
 """Speech evidence on the played track: gate intervals, the words in them, wordless phonation.
 
-DESIGN "Metrics": a gate interval is word-bearing when a transcribed word overlaps it; above-gate
-audio without words is wordless phonation. Onsets come from the gate (refined from its 20 ms
-window to the speech's first sample, :class:`pmc.gate.OnsetRule`), not from Whisper's word
-times, which err by 50 to 250 ms; only where an interval
-began well before its first word (murmur running into speech) does the word's own start decide.
+docs/architecture.md "Metrics": a gate interval is word-bearing when a transcribed word overlaps it;
+above-gate audio without words is wordless phonation. Onsets come from the gate (refined from its 20
+ms window to the speech's first sample, :class:`pmc.gate.OnsetRule`), not from Whisper's word times,
+which err by 50 to 250 ms; only where an interval began well before its first word (murmur running
+into speech) does the word's own start decide.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pmc.gate import Interval
 MURMUR_LEAD_S = 0.5
 """An interval whose first word starts more than this after it opened began as murmur: its
 words' onset is the first word's start. Half a second is twice Whisper's usual boundary error
-(notes/dependencies.md section 1: 50 to 250 ms)."""
+(docs/dependencies.md section 1: 50 to 250 ms)."""
 
 
 STRETCH_GAP_S = 0.25

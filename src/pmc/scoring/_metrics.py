@@ -1,5 +1,6 @@
-"""The metrics of one rollout, from its speech evidence (paper section 3.5; DESIGN "Metrics").
+"""The metrics of one rollout, from its speech evidence (paper section 3.5).
 
+See docs/architecture.md "Metrics".
 Every time is on the stream clock. Pause points: silent, takeover or after, the takeover's
 latency and whether speech was already under way; turn-end points: latency to the first word,
 duration and word count against the person's reply, censoring at the cap; recall points: the

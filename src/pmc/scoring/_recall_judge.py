@@ -2,12 +2,12 @@
 
 Two prompts, one per recall kind, each versioned: a verdict is cached by (item, model, prompt
 version) through :func:`pmc.llm.cached_complete`, so a rerun asks nothing again, and every verdict
-is stored with the judge's model, prompt version and raw answer (DESIGN "Metrics"). The prompts
-follow the reference implementation's (notes/reference-implementation.md, "Recall"): the gold
-fact or an unambiguous equivalent is correct, hedging is fine, a recap that omits the fact is
-wrong, an empty transcript is wrong. Ours differ in one respect: the conversation-recall judge is
-given the stored gold answer (and, where the caller has it, the conversation), because DESIGN
-stores gold answers for both kinds.
+is stored with the judge's model, prompt version and raw answer (docs/architecture.md "Metrics").
+The prompts follow the reference implementation's (docs/decisions.md section 7): the gold fact or an
+unambiguous equivalent is correct, hedging is fine, a recap that omits the fact is wrong, an empty
+transcript is wrong. Ours differ in one respect: the conversation-recall judge is given the stored
+gold answer (and, where the caller has it, the conversation), because pmc stores gold answers for
+both kinds.
 
 A transcript with no words is still put to the judge, which the prompt tells to call it wrong:
 every verdict then comes from the judge it names.

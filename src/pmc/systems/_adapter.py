@@ -1,8 +1,8 @@
 """The one async interface every system adapter implements, and the adapter registry.
 
 connect, preload the history, send live frames, signal the end of input, read a stream of
-timestamped events, close (DESIGN "Systems"). Events carry the instant they reached the client,
-taken on receipt, before any parsing.
+timestamped events, close (docs/architecture.md "Systems"). Events carry the instant they reached
+the client, taken on receipt, before any parsing.
 """
 
 from __future__ import annotations
@@ -48,7 +48,8 @@ class SystemEvent:
 class TransportError(PmcError):
     """The connection to a system failed (refused, closed, malformed, timed out).
 
-    The rollout is not scored; it is retried on resume of the same run (DESIGN "Protocol").
+    The rollout is not scored; it is retried on resume of the same run (docs/architecture.md
+    "Protocol").
     """
 
 
@@ -66,7 +67,7 @@ class HistoryWord:
 
 @dataclass(frozen=True)
 class Preload:
-    """What a system hears before the live stream (DESIGN "Protocol").
+    """What a system hears before the live stream (docs/architecture.md "Protocol").
 
     Full-duplex systems take both speakers' audio; hosted systems take the completed turns as
     messages (the live turn then reaches them as audio like everyone else).
@@ -99,8 +100,8 @@ class Preload:
 class ReferenceReply:
     """A human answer that only the reference systems are given, never a system under test.
 
-    The person replays its own point's reply; the shuffled person another point's (DESIGN
-    "Systems"). Without ``audio`` the text is spoken by the bundled voice.
+    The person replays its own point's reply; the shuffled person another point's
+    (docs/architecture.md "Systems"). Without ``audio`` the text is spoken by the bundled voice.
 
     Attributes:
         start_stream_s: When to start speaking, on the stream clock.

@@ -1,9 +1,9 @@
 """The reference systems: never speak, always speak, the person and the shuffled person.
 
-They define the ends of every scale (paper section 4.3; DESIGN "Systems"): never-speak holds
-every pause and never replies; always-speak talks from the first frame to the end; the person
-replays the real reply at its real time (the ceiling); the shuffled person replays another
-point's reply at that same time (the similarity floor).
+They define the ends of every scale (paper section 4.3; docs/architecture.md "Systems"): never-speak
+holds every pause and never replies; always-speak talks from the first frame to the end; the person
+replays the real reply at its real time (the ceiling); the shuffled person replays another point's
+reply at that same time (the similarity floor).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""System cards: one TOML file per configuration in ``systems/`` (DESIGN "Systems").
+"""System cards: one TOML file per configuration in ``systems/`` (docs/architecture.md "Systems").
 
 A card names the adapter, the family, where the system lives and which environment variable
 holds its key (never the key), the audio format, the frame size, turn detection and how many
@@ -17,11 +17,12 @@ from pmc.errors import InputError
 
 CARD_SCHEMA_VERSION = 1
 FRAME_MS = {"local": 20, "hosted": 20, "duplex": 80}
-"""Default frame sizes: 20 ms for hosted systems, 80 ms for full-duplex (DESIGN "Protocol")."""
+"""Default frame sizes: 20 ms for hosted systems, 80 ms for full-duplex (docs/architecture.md
+"Protocol")."""
 
 
 class Family(StrEnum):
-    """How a system takes turns, which decides its protocol (DESIGN "Protocol")."""
+    """How a system takes turns, which decides its protocol (docs/architecture.md "Protocol")."""
 
     LOCAL = "local"
     HOSTED = "hosted"

@@ -1,11 +1,11 @@
 """The endpointer cascade: a silence endpointer, a recogniser, an extractive reply, a voice.
 
-The simplest system that takes turns the way hosted server VAD does (DESIGN "Systems"): Silero
-VAD decides that the user has stopped once speech is followed by a set window of silence, the
-utterance is transcribed, and after a fixed latency the system speaks. At a question it answers
-with the sentence of the history that shares the most content words with it, so recall points
-can be scored; otherwise it says a fixed acknowledgement. It is half duplex: while its reply is
-pending or playing it ignores further endpoints.
+The simplest system that takes turns the way hosted server VAD does (docs/architecture.md
+"Systems"): Silero VAD decides that the user has stopped once speech is followed by a set window of
+silence, the utterance is transcribed, and after a fixed latency the system speaks. At a question it
+answers with the sentence of the history that shares the most content words with it, so recall
+points can be scored; otherwise it says a fixed acknowledgement. It is half duplex: while its reply
+is pending or playing it ignores further endpoints.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """What every in-process system shares: an event queue stamped with the clock, and the stream clock.
 
-Local systems run in the harness's own process, offline (DESIGN "Systems"). They wait on the
-rollout's clock, so on a virtual clock they run faster than real time and give the same trace.
+Local systems run in the harness's own process, offline (docs/architecture.md "Systems"). They wait
+on the rollout's clock, so on a virtual clock they run faster than real time and give the same
+trace.
 """
 
 from __future__ import annotations

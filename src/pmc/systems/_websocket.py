@@ -2,8 +2,8 @@
 
 A reader task takes each message off the socket and stamps it with the rollout's clock the
 moment the socket hands it over, then queues it undecoded; :meth:`WebsocketAdapter.events`
-decodes later, so a slow consumer never delays a stamp (DESIGN "Clocks"). A dialect says only
-what it sends and what a received message means (:meth:`WebsocketAdapter.decode`).
+decodes later, so a slow consumer never delays a stamp (docs/architecture.md "Clocks"). A dialect
+says only what it sends and what a received message means (:meth:`WebsocketAdapter.decode`).
 """
 
 from __future__ import annotations

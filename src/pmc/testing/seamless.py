@@ -1,6 +1,6 @@
 """Builders of small Seamless Interaction corpora in its real layouts, for tests.
 
-The records follow the real format (notes/formats-and-protocols.md section 1): transcript lines
+The records follow the real format (docs/wire-formats.md section 1): transcript lines
 ``{"start", "end", "transcript", "words": [{"word", "start", "end", "score"}]}`` and voice-activity
 lines ``{"start", "end"}``; not the mock schema of Meta's own test suite.
 """

@@ -8,7 +8,7 @@ from pmc.corpus import Channel, Conversation
 from pmc.labels import Projection, Projector
 
 FRAME_HZ = 50.0
-"""VAP's own frame rate (notes/formats-and-protocols.md section 4)."""
+"""VAP's own frame rate (docs/wire-formats.md section 4)."""
 
 
 class ScriptedProjector(Projector):

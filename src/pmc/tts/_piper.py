@@ -3,7 +3,7 @@
 Piper reports how many samples each phoneme received; the phonemes of one word run between two
 spaces, so every word's span in the audio is known, not estimated. Speaker B is the same voice
 pitch-shifted up (synthesised slower, then resampled as if it had been recorded at a higher rate),
-which keeps its timing and raises pitch and formants (notes/dependencies.md section 2).
+which keeps its timing and raises pitch and formants (docs/dependencies.md section 2).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ RESPELLINGS = {"mm-hm": "hmm hmm"}
 
 PITCH_B = 1.4
 """Pitch factor of speaker B; 1.4 to 1.5 gives clear contrast and stays intelligible to ASR
-(notes/dependencies.md section 2)."""
+(docs/dependencies.md section 2)."""
 
 PACE = 1.15
 """Piper's length scale for both speakers: the voice's own pace (1.0) is brisker than chat."""

@@ -2,7 +2,7 @@
 
 ``moshi-stock`` speaks the unmodified Moshi (and PersonaPlex) server's live protocol;
 ``moshi-preloaded`` speaks ``pmc serve-duplex``'s preload route, which teacher-forces the
-history before the live stream as the paper's protocol requires (DESIGN "Protocol").
+history before the live stream as the paper's protocol requires (docs/architecture.md "Protocol").
 """
 
 from pmc.systems._duplex._moshi_stock import MoshiStockAdapter

@@ -3,7 +3,7 @@
 sphn is an optional extra (``pip install 'pmc[duplex-client]'``): it is imported here, when a
 duplex adapter is first used, and its absence is reported as an install hint, not a traceback.
 sphn 0.2 is the API used (``append_pcm`` returns bytes, ``append_bytes`` returns PCM); 0.1 named
-them ``read_bytes``/``read_pcm`` (notes/formats-and-protocols.md section 5).
+them ``read_bytes``/``read_pcm`` (docs/wire-formats.md section 5).
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """Our server's preload route (``pmc serve-duplex``, ``/api/duplex``): history first, then live.
 
 Before the live stream the adapter sends the history exactly as the paper's protocol gives it to
-a full-duplex system (DESIGN "Protocol"): the other speaker's audio, the system's own audio and
-the system's words with their times, all on the history's clock (seconds from its first
-sample). The server teacher-forces them frame by frame, reports what it forced (0x14, kept in
-the trace as a signal), sends the handshake, and the session goes on exactly as the stock
-protocol's (:mod:`pmc.systems._duplex._moshi_stock`).
+a full-duplex system (docs/architecture.md "Protocol"): the other speaker's audio, the system's own
+audio and the system's words with their times, all on the history's clock (seconds from its first
+sample). The server teacher-forces them frame by frame, reports what it forced (0x14, kept in the
+trace as a signal), sends the handshake, and the session goes on exactly as the stock protocol's
+(:mod:`pmc.systems._duplex._moshi_stock`).
 
 Messages, each a kind byte then the payload (:class:`pmc.duplex.Kind`): 0x10 a JSON
 header (prompt, seed, sample counts, words), 0x11 and 0x12 the two history tracks as PCM16 in

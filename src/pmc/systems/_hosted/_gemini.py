@@ -1,6 +1,6 @@
 """Gemini Live (BidiGenerateContent) over a plain websocket, camelCase JSON.
 
-Wire details in notes/formats-and-protocols.md section 6 and reference section 8. The first
+Wire details in docs/wire-formats.md section 6 and docs/decisions.md section 1. The first
 message is ``setup``: the model, audio answers with their transcription, the identity prompt as
 the system instruction, and the history taken as ``clientContent`` (``historyConfig``); the
 server answers ``setupComplete``. History then goes in one ``clientContent`` whose
@@ -39,7 +39,7 @@ SERVER_FIELDS = frozenset(
 )
 """The fields of a server message (``google-genai``'s ``LiveServerMessage``, camelCase)."""
 DEFAULT_VOICE = "Kore"
-"""The voice of the paper's Gemini runs (reference section 8)."""
+"""The voice of the paper's Gemini runs (docs/decisions.md section 1)."""
 DEFAULT_MODEL = "models/gemini-3.1-flash-live-preview"
 
 

@@ -1,12 +1,12 @@
 """xAI Grok Voice: OpenAI's event names with xAI's session shape, and the corrected commit.
 
-notes/formats-and-protocols.md section 6: ``session.update`` carries ``voice``,
+docs/wire-formats.md section 6: ``session.update`` carries ``voice``,
 ``instructions``, ``turn_detection`` at session level and the audio formats, without OpenAI's
 ``type`` and ``output_modalities``; the only accepted way to switch turn detection off is
 ``{"type": null}``. The server processes a commit asynchronously, so a response requested at
 once can miss the end of the input: after committing, the client waits for
 ``input_audio_buffer.committed`` and then 0.5 s before ``response.create`` (paper appendix C;
-the paper's own code lacked this, reference section 13). The wait is recorded in the trace.
+the paper's own code lacked this, docs/decisions.md section 6). The wait is recorded in the trace.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ COMMIT_SETTLE_S = 0.5
 COMMITTED_TIMEOUT_S = 5.0
 """How long to wait for ``committed`` before asking anyway (and saying so in the trace)."""
 DEFAULT_VOICE = "eve"
-"""The voice of the paper's Grok runs (reference section 8)."""
+"""The voice of the paper's Grok runs (docs/decisions.md section 1)."""
 
 
 @register_adapter("grok-voice")

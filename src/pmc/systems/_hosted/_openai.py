@@ -1,6 +1,6 @@
 """OpenAI Realtime (GA events, beta aliases accepted) over a plain websocket.
 
-Wire details in notes/formats-and-protocols.md section 6. The session is configured with one
+Wire details in docs/wire-formats.md section 6. The session is configured with one
 ``session.update``: instructions (the identity prompt), audio in and out as 24 kHz PCM, and turn
 detection from the card (server VAD or semantic VAD) at pause points, where the API's endpointer
 is the policy under test, or ``null`` at turn-end and recall points, where the harness commits
@@ -61,7 +61,7 @@ TEXT_DELTAS = frozenset(
     }
 )
 DEFAULT_MODEL_VOICE = "alloy"
-"""The voice the paper's GPT Realtime runs used (reference section 8)."""
+"""The voice the paper's GPT Realtime runs used (docs/decisions.md section 1)."""
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Audio on the hosted wire: PCM16 little-endian mono, base64 inside JSON messages.
 
 OpenAI Realtime and xAI take and give 24 kHz; Gemini Live takes any rate (16 kHz natively) and
-gives 24 kHz (notes/formats-and-protocols.md section 6). Output deltas may split a sample across
+gives 24 kHz (docs/wire-formats.md section 6). Output deltas may split a sample across
 two messages, so the decoder carries a lone byte over.
 """
 

@@ -1,6 +1,6 @@
 """What every hosted real-time API adapter shares: the socket, the key, receipt stamps, playback.
 
-A hosted session is one websocket of JSON messages (notes/formats-and-protocols.md section 6).
+A hosted session is one websocket of JSON messages (docs/wire-formats.md section 6).
 The socket, the receipt stamps and the queue are those of every websocket adapter
 (:class:`~pmc.systems._websocket.WebsocketAdapter`). Each dialect says how to open the session,
 send history and audio, end the input, and what its server's messages mean.
@@ -30,7 +30,7 @@ from pmc.systems._websocket import WebsocketAdapter
 
 HANDSHAKE_TIMEOUT_S = 10.0
 """How long opening the socket, and then the server's acknowledgement of the session settings,
-may each take (the paper's adapters wait 10 s for ``session.updated``; reference section 8).
+may each take (the paper's adapters wait 10 s for ``session.updated``; docs/decisions.md section 1).
 A card may set ``params.handshake_timeout_s``."""
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 """Hosts reached directly, never through a proxy from the environment (the test fakes)."""
@@ -222,8 +222,8 @@ class HostedAdapter(WebsocketAdapter):
     def interrupt(self, at_ns: int, reason: str) -> SystemEvent | None:
         """Stop playback at ``at_ns`` as a client would, if anything is still playing.
 
-        The harness's playback then drops what had not been played (DESIGN "Clocks"); the event
-        says why and how much.
+        The harness's playback then drops what had not been played (docs/architecture.md "Clocks");
+        the event says why and how much.
         """
         unplayed = self.unplayed_ms(at_ns)
         if unplayed <= 0:

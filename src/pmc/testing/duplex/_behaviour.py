@@ -58,8 +58,8 @@ class DuplexAnswer:
         sent_ns: When that frame went out, on the fake's monotonic clock.
         played_ns: Where a client that got each frame the moment it was sent starts playing
             that frame: at its arrival, or after the frame before it if that is still playing
-            (the harness's playback, DESIGN "Clocks"): a frame the fake sent late delays every
-            later one.
+            (the harness's playback, docs/architecture.md "Clocks"): a frame the fake sent late
+            delays every later one.
         said_s: How much of the speech went out (all of it unless a barge-in stopped it).
         speech_s: Where its speech begins on the stream clock: ``played_ns`` on the stream
             clock plus ``offset``. Set when the session ends, from the session's final origin.

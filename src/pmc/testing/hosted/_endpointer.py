@@ -19,10 +19,12 @@ import numpy as np
 from pmc.audio import FloatArray
 
 WINDOW_MS = 20
-"""The energy window: the speech gate's (DESIGN "Metrics"), and one hosted input frame."""
+"""The energy window: the speech gate's (docs/architecture.md "Metrics"), and one hosted input
+frame."""
 SPEECH_RMS = 0.01
-"""A window at or above this RMS is speech: the speech gate's opening level (DESIGN "Metrics"),
-so the fake hears speech where scoring sees it. OpenAI's ``threshold`` of 0.5 maps to it."""
+"""A window at or above this RMS is speech: the speech gate's opening level (docs/architecture.md
+"Metrics"), so the fake hears speech where scoring sees it. OpenAI's ``threshold`` of 0.5 maps to
+it."""
 THRESHOLD_TO_RMS = SPEECH_RMS / 0.5
 """A dialect's 0-1 threshold times this is the RMS level (0.5, the API default, is 0.01)."""
 

@@ -1,6 +1,6 @@
 """A fake Gemini Live server (BidiGenerateContent, camelCase JSON).
 
-notes/formats-and-protocols.md section 6: the client's first message is ``setup``, answered by
+docs/wire-formats.md section 6: the client's first message is ``setup``, answered by
 ``setupComplete``; history comes as ``clientContent``; live audio as ``realtimeInput.audio``,
 PCM16 at the rate its ``mimeType`` names (Gemini resamples any rate; it must not change within a
 session). With automatic activity detection the fake's endpointer ends the turn (its

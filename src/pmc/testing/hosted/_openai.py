@@ -1,6 +1,6 @@
 """Fake OpenAI Realtime (GA) and xAI Grok Voice servers.
 
-Both speak OpenAI's event names (notes/formats-and-protocols.md section 6). OpenAI's session is
+Both speak OpenAI's event names (docs/wire-formats.md section 6). OpenAI's session is
 ``session.update{session:{type:"realtime", audio:{input:{format, turn_detection}, ...}}}``; xAI's
 has ``turn_detection`` at session level, no ``type``, and turns detection off only with
 ``{"type": null}``. xAI acknowledges a commit late (``committed`` after ``commit_delay_ms``), and a

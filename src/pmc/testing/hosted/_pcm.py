@@ -10,7 +10,7 @@ import numpy as np
 from pmc.audio import FloatArray
 
 OUTPUT_RATE = 24_000
-"""Answers are 24 kHz PCM16 in every dialect (notes/formats-and-protocols.md section 6)."""
+"""Answers are 24 kHz PCM16 in every dialect (docs/wire-formats.md section 6)."""
 
 
 def decode_pcm16(data: str) -> FloatArray | None:

@@ -11,8 +11,8 @@ from pmc.audio import SAMPLE_RATE, FloatArray, to_pcm16
 from pmc.tts import VoiceHint, create_tts
 
 SHARP_RMS = 0.05
-"""Five times the speech gate's opening RMS (0.01, DESIGN "Metrics"): the level each of the
-answer's first milliseconds reaches."""
+"""Five times the speech gate's opening RMS (0.01, docs/architecture.md "Metrics"): the level each
+of the answer's first milliseconds reaches."""
 SHARP_MS = 5
 """The answer starts where each of its next 5 ms holds speech at :data:`SHARP_RMS` (RMS per
 millisecond), so its speech begins sharply at its first sample: scoring's envelope onset lands
