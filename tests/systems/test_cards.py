@@ -48,6 +48,19 @@ def test_bundled_cards_load() -> None:
     assert endpointer.to_dict()["name"] == "endpointer-300"
 
 
+def test_every_bundled_card_reads_back_from_what_a_rollout_records() -> None:
+    cards = [load_card(p) for p in sorted(SYSTEMS.glob("*.toml"))]
+    assert len(cards) == 15
+    for card in cards:
+        assert SystemCard.from_dict(card.to_dict()) == card
+
+
+def test_a_recorded_card_from_a_newer_pmc_is_refused() -> None:
+    recorded = {**load_card(SYSTEMS / "person.toml").to_dict(), "schema_version": 99}
+    with pytest.raises(ValueError, match="system card schema version 99 is not supported"):
+        SystemCard.from_dict(recorded)
+
+
 def test_duplex_cards_default_to_80_ms_frames(tmp_path: Path) -> None:
     path = tmp_path / "moshi.toml"
     path.write_text('adapter = "moshi"\nfamily = "duplex"\nendpoint = "ws://127.0.0.1:8998"\n')

@@ -8,14 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pmc.systems import Family, ReferenceRow, SystemCard, reference_row_of
+from pmc.systems import ReferenceRow, SystemCard, reference_row_of
 
 
 def reference_of(card: dict[str, Any]) -> ReferenceRow | None:
     """The reference row a recorded card plays, or None for a system under test."""
-    return reference_row_of(_recorded_card(card))
-
-
-def _recorded_card(data: dict[str, Any]) -> SystemCard:
-    """The card as ``run.json`` recorded it (its keys are the card's fields)."""
-    return SystemCard(**{**data, "family": Family(data["family"])})
+    return reference_row_of(SystemCard.from_dict(card))

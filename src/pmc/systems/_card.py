@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pmc.errors import InputError
+from pmc.io import schema_version
 
 CARD_SCHEMA_VERSION = 1
 FRAME_MS = {"local": 20, "hosted": 20, "duplex": 80}
@@ -81,6 +82,25 @@ class SystemCard:
             "turn_detection": self.turn_detection,
             "params": self.params,
         }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SystemCard:
+        """The card a rollout or ``run.json`` recorded (:meth:`to_dict`'s form)."""
+        version = schema_version(data, CARD_SCHEMA_VERSION, "system card")
+        return cls(
+            name=data["name"],
+            adapter=data["adapter"],
+            family=Family(data["family"]),
+            description=data.get("description", ""),
+            endpoint=data.get("endpoint"),
+            api_key_env=data.get("api_key_env"),
+            sample_rate=data.get("sample_rate", 24_000),
+            frame_ms=data.get("frame_ms", FRAME_MS[data["family"]]),
+            concurrency=data.get("concurrency", 1),
+            turn_detection=dict(data.get("turn_detection", {})),
+            params=dict(data.get("params", {})),
+            schema_version=version,
+        )
 
 
 _KNOWN = {
