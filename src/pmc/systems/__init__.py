@@ -13,12 +13,14 @@ from pmc.systems import _hosted as _hosted  # registers the hosted real-time API
 from pmc.systems import _websocket_pcm as _websocket_pcm  # registers raw PCM over a websocket
 from pmc.systems._adapter import (
     ADAPTERS,
+    UNKNOWN_SIGNAL,
     AdapterFactory,
     EventKind,
     HistoryWord,
     Preload,
     ReferenceReply,
     ReferenceRow,
+    RetryReason,
     SystemAdapter,
     SystemEvent,
     TransportError,
@@ -26,6 +28,8 @@ from pmc.systems._adapter import (
     create_adapter,
     reference_row_of,
     register_adapter,
+    unknown_names,
+    unknown_signal,
 )
 from pmc.systems._card import CARD_SCHEMA_VERSION, Family, SystemCard, find_card, load_card
 from pmc.systems._local import LocalAdapter
@@ -37,6 +41,7 @@ __all__ = [
     "CARD_SCHEMA_VERSION",
     "MAX_MESSAGE_BYTES",
     "OPEN_TIMEOUT_S",
+    "UNKNOWN_SIGNAL",
     "AdapterFactory",
     "EventKind",
     "Family",
@@ -45,6 +50,7 @@ __all__ = [
     "Preload",
     "ReferenceReply",
     "ReferenceRow",
+    "RetryReason",
     "SystemAdapter",
     "SystemCard",
     "SystemEvent",
@@ -57,4 +63,6 @@ __all__ = [
     "load_card",
     "reference_row_of",
     "register_adapter",
+    "unknown_names",
+    "unknown_signal",
 ]

@@ -8,7 +8,7 @@ the client, taken on receipt, before any parsing.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar
@@ -45,12 +45,64 @@ class SystemEvent:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
+class RetryReason(StrEnum):
+    """Why a failed rollout may be tried again at once, from the start (never stitched)."""
+
+    RATE_LIMITED = "rate_limited"
+    """A refused handshake (HTTP 429) or a rate-limit error: the card's concurrency steps down."""
+    OVERLOADED = "overloaded"
+    """The server says it is overloaded or briefly unavailable (HTTP 503, close 1013, an
+    overloaded or server error): the card's concurrency steps down too."""
+    GOING_AWAY = "going_away"
+    """The server ends the session on its own schedule (Gemini's ``goAway``, close 1001/1012)."""
+
+
 class TransportError(PmcError):
     """The connection to a system failed (refused, closed, malformed, timed out).
 
     The rollout is not scored; it is retried on resume of the same run (docs/architecture.md
-    "Protocol").
+    "Protocol"). One the server marks as passing (``retry``) is retried within the run too,
+    after a backoff that honours the server's ``retry_after_s``.
     """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retry: RetryReason | None = None,
+        retry_after_s: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.retry = retry
+        self.retry_after_s = retry_after_s
+
+
+UNKNOWN_SIGNAL = "pmc.unknown"
+"""The ``type`` of a signal that keeps a message, or part of one, the adapter does not know."""
+
+
+def unknown_signal(
+    arrival_ns: int,
+    message: dict[str, Any],
+    *,
+    event: str | None = None,
+    fields: Sequence[str] = (),
+) -> SystemEvent:
+    """A server event type, or fields, the protocol does not (yet) have: kept, never fatal.
+
+    Providers add events and fields often; one pmc does not know yet is kept in the trace and
+    counted in the run's summary, so a user sees at once that the API has moved.
+    """
+    detail = {"type": UNKNOWN_SIGNAL, "event": event, "fields": sorted(fields), "message": message}
+    return SystemEvent(EventKind.SIGNAL, arrival_ns, detail=detail)
+
+
+def unknown_names(detail: dict[str, Any]) -> list[str]:
+    """What an event's detail says was unknown (``event x``, ``field y``); [] for anything else."""
+    if detail.get("type") != UNKNOWN_SIGNAL:
+        return []
+    names = [f"event {detail['event']}"] if detail.get("event") else []
+    return names + [f"field {name}" for name in detail.get("fields", [])]
 
 
 @dataclass(frozen=True)
