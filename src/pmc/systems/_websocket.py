@@ -16,16 +16,37 @@ from collections.abc import AsyncIterator, Coroutine
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, ConnectionClosedOK, InvalidHandshake, InvalidURI
+from websockets.exceptions import (
+    ConnectionClosed,
+    ConnectionClosedOK,
+    InvalidHandshake,
+    InvalidStatus,
+    InvalidURI,
+)
 
 from pmc.clock import Clock
-from pmc.systems._adapter import EventKind, SystemAdapter, SystemEvent, TransportError
+from pmc.systems._adapter import (
+    EventKind,
+    RetryReason,
+    SystemAdapter,
+    SystemEvent,
+    TransportError,
+)
 from pmc.systems._card import SystemCard
 
 OPEN_TIMEOUT_S = 10.0
 """How long the opening handshake may take (websockets' own default), unless a dialect says."""
 MAX_MESSAGE_BYTES = 16 * 2**20
 """Largest message accepted (websockets' 1 MiB default is tight for long audio parts)."""
+
+PASSING_STATUS = {429: RetryReason.RATE_LIMITED, 503: RetryReason.OVERLOADED}
+"""Handshake refusals that say "try again later" (HTTP 429 Too Many Requests, 503 Unavailable)."""
+PASSING_CLOSE = {
+    1001: RetryReason.GOING_AWAY,  # going away: the server is shutting the session down
+    1012: RetryReason.GOING_AWAY,  # service restart
+    1013: RetryReason.OVERLOADED,  # try again later
+}
+"""Close codes (RFC 6455 and IANA's registry) after which a new session may well succeed."""
 
 Received = tuple[int, str | bytes]
 """A message and its receipt stamp."""
@@ -68,9 +89,12 @@ class WebsocketAdapter(SystemAdapter):
 
     # -- the socket -------------------------------------------------------------------------
 
-    def fail(self, what: str) -> TransportError:
-        """A transport error that names the card."""
-        return TransportError(f"system card {self.card.name}: {what}")
+    def fail(
+        self, what: str, retry: RetryReason | None = None, retry_after_s: float | None = None
+    ) -> TransportError:
+        """A transport error that names the card (``retry``: the server says it will pass)."""
+        message = f"system card {self.card.name}: {what}"
+        return TransportError(message, retry=retry, retry_after_s=retry_after_s)
 
     def endpoint(self) -> str:
         """The card's endpoint; a card without one is a transport error."""
@@ -95,8 +119,12 @@ class WebsocketAdapter(SystemAdapter):
         try:
             self._ws = await connect(url, **options)
         except (OSError, TimeoutError, InvalidURI, InvalidHandshake) as exc:
+            error = self.connect_failed(url, exc)
+            if isinstance(exc, InvalidStatus) and error.retry is None:
+                error.retry = PASSING_STATUS.get(exc.response.status_code)
+                error.retry_after_s = retry_after(exc.response.headers.get("Retry-After"))
             # from None: a dialect's credentials travel in the request, never in a cause chain.
-            raise self.connect_failed(url, exc) from None
+            raise error from None
         return self._ws
 
     def start_reader(self) -> None:
@@ -114,7 +142,9 @@ class WebsocketAdapter(SystemAdapter):
         except ConnectionClosedOK:
             self._inbox.put_nowait(None)
         except ConnectionClosed as exc:
-            self._inbox.put_nowait(self.fail(f"connection lost ({exc})"))
+            code = exc.rcvd.code if exc.rcvd is not None else None
+            retry = PASSING_CLOSE.get(code) if code is not None else None
+            self._inbox.put_nowait(self.fail(f"connection lost ({exc})", retry))
 
     async def send(self, message: str | bytes, lost: str = "connection lost while sending") -> None:
         """Send one message; a closed connection is a transport error that starts with ``lost``."""
@@ -173,3 +203,14 @@ class WebsocketAdapter(SystemAdapter):
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reader
         self._inbox.put_nowait(None)
+
+
+def retry_after(value: str | None) -> float | None:
+    """A ``Retry-After`` header in seconds (the HTTP-date form is not used by these APIs: None)."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        return None
+    return seconds if seconds >= 0 else None

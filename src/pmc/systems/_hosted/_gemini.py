@@ -20,7 +20,14 @@ from typing import Any
 
 from pmc.audio import FloatArray
 from pmc.clock import Clock
-from pmc.systems._adapter import EventKind, Preload, SystemEvent, register_adapter
+from pmc.systems._adapter import (
+    EventKind,
+    Preload,
+    RetryReason,
+    SystemEvent,
+    register_adapter,
+    unknown_signal,
+)
 from pmc.systems._card import SystemCard
 from pmc.systems._hosted._session import HostedAdapter
 
@@ -135,15 +142,25 @@ class GeminiLive(HostedAdapter):
 
     def translate(self, arrival_ns: int, message: dict[str, Any]) -> list[SystemEvent]:
         """Audio parts, transcription, interruptions; every other field as a signal."""
+        if not message:
+            raise self.fail("an empty server message")
         unknown = sorted(set(message) - SERVER_FIELDS)
-        if unknown or not message:
-            raise self.fail(f"unknown server message field(s) {unknown or '(empty message)'}")
+        drift = []
+        if unknown:
+            drift.append(unknown_signal(arrival_ns, _trimmed(message), fields=unknown))
+            message = {k: v for k, v in message.items() if k in SERVER_FIELDS}
+            if not message:
+                return drift
+        if "goAway" in message:
+            raise self.fail(
+                f"the server is going away ({message['goAway']})", RetryReason.GOING_AWAY
+            )
         content = message.get("serverContent")
         if content is None:
-            return [SystemEvent(EventKind.SIGNAL, arrival_ns, detail=message)]
+            return [*drift, SystemEvent(EventKind.SIGNAL, arrival_ns, detail=message)]
         if not isinstance(content, dict):
             raise self.fail("serverContent is not an object")
-        events: list[SystemEvent] = []
+        events: list[SystemEvent] = drift
         if content.get("interrupted"):
             stop = self.interrupt(arrival_ns, "serverContent.interrupted")
             if stop is not None:
@@ -183,3 +200,17 @@ class GeminiLive(HostedAdapter):
                 SystemEvent(EventKind.TEXT, arrival_ns, text=part["text"], detail={"type": "part"})
             ]
         return []
+
+
+def _trimmed(value: Any) -> Any:
+    """A server message for the trace: every long base64 ``data`` replaced by its length."""
+    if isinstance(value, dict):
+        return {
+            k: f"<{len(v)} base64 chars>"
+            if k == "data" and isinstance(v, str) and len(v) > 64
+            else _trimmed(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_trimmed(v) for v in value]
+    return value

@@ -15,11 +15,20 @@ that response's audio, and tells the server how much of the item was heard with
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from pmc.clock import Clock
-from pmc.systems._adapter import EventKind, Preload, SystemEvent, register_adapter
+from pmc.systems._adapter import (
+    EventKind,
+    Preload,
+    RetryReason,
+    SystemEvent,
+    TransportError,
+    register_adapter,
+    unknown_signal,
+)
 from pmc.systems._card import SystemCard
 from pmc.systems._hosted._session import HostedAdapter, without_audio
 
@@ -49,7 +58,14 @@ SERVER_EVENTS = frozenset(
     """.split()
 )
 """Every server event of the GA API (the ``openai`` package's ``RealtimeServerEvent`` union),
-then the beta names of the audio and text events. Anything else is not this protocol."""
+then the beta names of the audio and text events. Anything else is an event the API added since:
+kept in the trace as a signal and counted, never fatal by itself."""
+RATE_LIMIT_CODES = frozenset({"rate_limit_exceeded", "rate_limit_error", "too_many_requests"})
+"""``error`` codes or types that mean the account is over its rate limit: try again later."""
+OVERLOAD_CODES = frozenset({"server_error", "overloaded", "server_overloaded", "unavailable"})
+"""``error`` codes or types that mean the service is briefly unable to answer."""
+_RETRY_IN = re.compile(r"try again in ([0-9]+(?:\.[0-9]+)?)\s*(ms|s)\b", re.IGNORECASE)
+"""How a rate-limit message says how long to wait ("Please try again in 1.2s")."""
 
 AUDIO_DELTAS = frozenset({"response.output_audio.delta", "response.audio.delta"})
 TEXT_DELTAS = frozenset(
@@ -111,8 +127,10 @@ class RealtimeEvents(HostedAdapter):
     def translate(self, arrival_ns: int, message: dict[str, Any]) -> list[SystemEvent]:
         """Audio and transcript deltas, barge-ins, errors; every other event as a signal."""
         kind = message.get("type")
-        if not isinstance(kind, str) or kind not in self.SERVER_EVENTS:
-            raise self.fail(f"unknown server event {kind!r}")
+        if not isinstance(kind, str):
+            raise self.fail(f"server event without a type: {sorted(message)}")
+        if kind not in self.SERVER_EVENTS:
+            return [unknown_signal(arrival_ns, without_audio(message), event=kind)]
         if kind in AUDIO_DELTAS:
             return self._audio(arrival_ns, message)
         if kind in TEXT_DELTAS:
@@ -123,7 +141,7 @@ class RealtimeEvents(HostedAdapter):
                 raise self.fail(f"{kind} without a text delta")
             return [SystemEvent(EventKind.TEXT, arrival_ns, text=delta, detail={"type": kind})]
         if kind == "error":
-            return [SystemEvent(EventKind.ERROR, arrival_ns, detail=message)]
+            raise self.error_event(message)
         events = [SystemEvent(EventKind.SIGNAL, arrival_ns, detail=without_audio(message))]
         if kind == "response.created":
             self.decoder.reset()
@@ -132,6 +150,24 @@ class RealtimeEvents(HostedAdapter):
             if stop is not None:
                 events.append(stop)
         return events
+
+    def error_event(self, message: dict[str, Any]) -> TransportError:
+        """The rollout's end, passing (a rate limit, an overload) or not, in the server's words."""
+        error = message.get("error")
+        error = error if isinstance(error, dict) else {}
+        names = {str(error.get("type", "")), str(error.get("code", ""))}
+        retry = None
+        if names & RATE_LIMIT_CODES:
+            retry = RetryReason.RATE_LIMITED
+        elif names & OVERLOAD_CODES:
+            retry = RetryReason.OVERLOADED
+        text = str(error.get("message", ""))
+        found = _RETRY_IN.search(text)
+        wait = None
+        if found:
+            wait = float(found.group(1)) / (1000 if found.group(2).lower() == "ms" else 1)
+        said = "/".join(n for n in (error.get("type"), error.get("code")) if n)
+        return self.fail(f"server error event ({said or 'no type'}): {text}", retry, wait)
 
     def _audio(self, arrival_ns: int, message: dict[str, Any]) -> list[SystemEvent]:
         response, item = message.get("response_id"), message.get("item_id")
