@@ -2,7 +2,8 @@
 
 Each fake speaks its dialect's wire protocol faithfully enough to test an adapter against:
 it checks every client message, runs a deterministic energy endpointer, answers in real words
-after a set latency, splits audio at odd byte counts, handles barge-in, and can inject faults.
+after a set latency, splits audio at odd byte counts, handles barge-in, and can drift (send what
+a client does not know), push back (429, rate limits, ``goAway``) and inject faults.
 Everything it did is in the :class:`SessionRecord` of each session, on its stream clock.
 
 >>> async with serve_fake(Dialect.OPENAI.session) as fake:  # doctest: +SKIP
@@ -16,11 +17,12 @@ from enum import StrEnum
 from pmc.testing.hosted._behaviour import AnswerRecord, FakeBehaviour, SessionRecord
 from pmc.testing.hosted._endpointer import EnergyEndpointer, VadEvent
 from pmc.testing.hosted._gemini import GeminiFakeSession
-from pmc.testing.hosted._openai import OpenAIBetaFakeSession, OpenAIFakeSession, XaiFakeSession
+from pmc.testing.hosted._openai import OpenAIBetaFakeSession, OpenAIFakeSession
 from pmc.testing.hosted._process import FakeProcess, fake_process
 from pmc.testing.hosted._server import FakeServer, FakeServerThread, fake_in_thread, serve_fake
 from pmc.testing.hosted._session import FakeSession
 from pmc.testing.hosted._voice import answer_audio
+from pmc.testing.hosted._xai import XaiFakeSession
 
 
 class Dialect(StrEnum):

@@ -1,9 +1,11 @@
 """How a fake hosted server behaves, and what it records about what it did.
 
 The behaviour is one frozen dataclass shared by the three dialects: the answer's latency, text
-and delta sizes, the seeded jitter of its start and of its lead-in of silence, barge-in, and the
-faults (an error event, a malformed message, an unknown event, an abrupt close, a stall, a slow
-handshake, a session never acknowledged). The records say, on the stream clock of each session
+and delta sizes, the seeded jitter of its start and of its lead-in of silence, barge-in, the
+drift of a real API (events and fields a client does not know, in every session), its push-back
+(refused handshakes, rate limits, a ``goAway``) and the faults (an error event, a malformed
+message, an unknown event, an abrupt close, a stall, a slow handshake, a session never
+acknowledged). The records say, on the stream clock of each session
 (sample ``k`` received is at ``k / rate`` s), when the fake's endpointer heard speech start and
 stop, when each answer started and stopped and where its speech began, so that tests can
 compare what the harness measured with what the fake did.
@@ -51,7 +53,22 @@ class FakeBehaviour:
             id), so a session's answers are reproducible whatever the order sessions open in.
         barge_in: Whether speech starting over an answer stops it (the API's default).
         commit_delay_ms: xAI only: the delay before ``input_audio_buffer.committed``.
-        error_after: Send an error event after this many client messages.
+        unknown_every: Drift, not a fault, so in every session and kept by
+            :meth:`without_faults`: OpenAI and xAI send an event type they do not have right
+            after each ``response.created``; every Gemini message carries a top-level field
+            Gemini does not have.
+        refuse_every: Refuse the handshake of every ``refuse_every``-th connection attempt,
+            counting from 1 across the server (attempts 1, 1 + n, 1 + 2n, ...), with HTTP 429
+            and a ``Retry-After`` header; before any session exists, and whatever
+            ``fault_sessions`` says (the server counts them, :attr:`FakeServer.refused`).
+        retry_after_s: The wait a refusal's ``Retry-After`` header and a rate limit's message
+            name (:attr:`retry_after`).
+        rate_limit_after: Push back after this many client messages: OpenAI and xAI send a
+            rate-limit ``error`` event and keep the session open; Gemini closes with 1013.
+        go_away_after: Gemini only: send ``goAway`` after this many client messages, then close
+            with 1001 (the other dialects ignore it).
+        error_after: Send an error event after this many client messages (an
+            ``invalid_request_error`` with code ``server_error``; Gemini closes with 1011).
         malformed_after: Send a message that is not JSON after this many client messages.
         unknown_after: Send an event the dialect does not have after this many messages.
         close_after: Drop the connection (no closing handshake) after this many messages.
@@ -74,6 +91,11 @@ class FakeBehaviour:
     seed: int = 0
     barge_in: bool = True
     commit_delay_ms: float = COMMIT_DELAY_MS
+    unknown_every: bool = False
+    refuse_every: int | None = None
+    retry_after_s: float = 1.0
+    rate_limit_after: int | None = None
+    go_away_after: int | None = None
     error_after: int | None = None
     malformed_after: int | None = None
     unknown_after: int | None = None
@@ -86,9 +108,12 @@ class FakeBehaviour:
     fault_sessions: int | None = None
 
     def without_faults(self) -> FakeBehaviour:
-        """The same answers, no faults."""
+        """The same answers and drift, no faults and no push-back."""
         return replace(
             self,
+            refuse_every=None,
+            rate_limit_after=None,
+            go_away_after=None,
             error_after=None,
             malformed_after=None,
             unknown_after=None,
@@ -100,6 +125,12 @@ class FakeBehaviour:
             fault_sessions=None,
         )
 
+    @property
+    def retry_after(self) -> str:
+        """``retry_after_s`` as written on the wire: whole seconds as an integer, else decimal."""
+        seconds = float(self.retry_after_s)
+        return str(int(seconds)) if seconds.is_integer() else repr(seconds)
+
     def __post_init__(self) -> None:
         if self.latency_ms < 0 or self.speedup <= 0 or not self.delta_bytes:
             raise ValueError("latency_ms >= 0, speedup > 0 and some delta_bytes are needed")
@@ -107,6 +138,8 @@ class FakeBehaviour:
             raise ValueError("jitter_ms and lead_in_ms must be >= 0")
         if any(size <= 0 for size in self.delta_bytes):
             raise ValueError("delta sizes must be positive")
+        if (self.refuse_every is not None and self.refuse_every < 1) or self.retry_after_s < 0:
+            raise ValueError("refuse_every must be >= 1 and retry_after_s >= 0")
 
 
 @dataclass
@@ -180,6 +213,8 @@ class SessionRecord:
         speech: ``(started_s, stopped_s)`` VAD decisions: where speech started and ended.
         answers: The answers given.
         history_turns: Text turns received as history.
+        unknown_sent: Events (OpenAI, xAI) or fields (Gemini) the dialect does not have, sent
+            (:attr:`FakeBehaviour.unknown_every` and ``unknown_after``).
         audio_s: Live audio received.
         origin_ns: The stream clock's origin on the fake's monotonic clock (module
             :mod:`pmc.testing.hosted._session`); on one machine the harness's clock is the same
@@ -198,6 +233,7 @@ class SessionRecord:
     speech: list[tuple[str, float]] = field(default_factory=list)
     answers: list[AnswerRecord] = field(default_factory=list)
     history_turns: int = 0
+    unknown_sent: int = 0
     audio_s: float = 0.0
     origin_ns: int | None = None
     messages: list[str] | None = None

@@ -8,7 +8,8 @@ session). With automatic activity detection the fake's endpointer ends the turn 
 silence that ends it); with it disabled the client marks the turn with ``activityStart`` and
 ``activityEnd``. Answers come as ``serverContent.modelTurn`` parts (several per message, split
 at odd byte counts) with ``outputTranscription``; a barge-in is ``serverContent.interrupted``.
-Gemini reports a bad client message by closing the socket (code 1007), as the fake does.
+Gemini reports a bad client message by closing the socket (code 1007), as the fake does; it
+pushes back the same way (1013 for a rate limit; ``goAway`` then 1001 for a session it ends).
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ DEFAULT_SILENCE_MS = 500
 REALTIME_FIELDS = frozenset(
     {"audio", "video", "text", "activityStart", "activityEnd", "audioStreamEnd", "mediaChunks"}
 )
+UNKNOWN_FIELD = "serverHologram"
+UNKNOWN_VALUE = {"note": "a field this client does not know"}
+"""A top-level field of a server message that Gemini does not have, and what drift puts in it."""
 CLIENT_FIELDS = frozenset({"setup", "clientContent", "realtimeInput", "toolResponse"})
 """The fields of a client message (``google-genai``'s ``LiveClientMessage``, camelCase)."""
 
@@ -191,4 +195,21 @@ class GeminiFakeSession(FakeSession):
 
     def unknown_event(self) -> dict[str, Any]:
         """A field Gemini does not have."""
-        return {"serverHologram": {"depth": 3}}
+        return {UNKNOWN_FIELD: {"depth": 3}}
+
+    def rate_limit_event(self) -> None:
+        """None: Gemini closes the socket with 1013 ("try again later") instead."""
+        return None
+
+    async def go_away(self) -> None:
+        """``goAway`` with no time left, then a close with 1001 ("going away")."""
+        await self.send({"goAway": {"timeLeft": "0s"}})
+        await self.close(1001, "injected push-back: the server is going away")
+
+    async def send(self, message: dict[str, Any]) -> None:
+        """Send one server message, with a field Gemini does not have under drift."""
+        if not self.behaviour.unknown_every or UNKNOWN_FIELD in message:
+            await super().send(message)
+            return
+        await super().send({**message, UNKNOWN_FIELD: UNKNOWN_VALUE})
+        self.record.unknown_sent += 1

@@ -1,17 +1,13 @@
-"""Fake OpenAI Realtime (GA) and xAI Grok Voice servers.
+"""Fake OpenAI Realtime servers (GA, and the beta names of the deltas).
 
-Both speak OpenAI's event names (docs/wire-formats.md section 6). OpenAI's session is
-``session.update{session:{type:"realtime", audio:{input:{format, turn_detection}, ...}}}``; xAI's
-has ``turn_detection`` at session level, no ``type``, and turns detection off only with
-``{"type": null}``. xAI acknowledges a commit late (``committed`` after ``commit_delay_ms``), and a
-response asked for before that comes back as text only: the failure the paper's corrected
-protocol avoids. Every client event is checked against the dialect; anything else is answered
-with an ``error`` event and recorded as a violation.
+docs/wire-formats.md section 6. The session is
+``session.update{session:{type:"realtime", audio:{input:{format, turn_detection}, ...}}}``. Every
+client event is checked against the dialect; anything else is answered with an ``error`` event
+and recorded as a violation. xAI speaks the same events (module :mod:`._xai`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from typing import Any, ClassVar
 
@@ -271,6 +267,8 @@ class OpenAIFakeSession(FakeSession):
         await self.send(
             {"type": "response.created", "event_id": self.event_id(), "response": response}
         )
+        if self.behaviour.unknown_every:
+            await self.send_unknown(response_id=answer_id)
         item = {"id": f"{answer_id}_item", "type": "message", "role": "assistant"}
         await self.send(
             {
@@ -326,60 +324,22 @@ class OpenAIFakeSession(FakeSession):
         """An event type OpenAI does not have."""
         return {"type": "response.hologram.delta", "event_id": self.event_id(), "delta": ""}
 
+    async def go_away(self) -> None:
+        """Nothing: the API has no warning before it ends a session."""
+
+    def rate_limit_event(self) -> dict[str, Any]:
+        """The ``error`` event of a rate limit, in the API's error shape."""
+        error = {
+            "type": "rate_limit_error",
+            "code": "rate_limit_exceeded",
+            "message": self.rate_limit_message(),
+            "param": None,
+            "event_id": None,
+        }
+        return {"type": "error", "event_id": self.event_id(), "error": error}
+
 
 class OpenAIBetaFakeSession(OpenAIFakeSession):
     """The same, sending the beta names of the audio and text deltas."""
 
     BETA = True
-
-
-class XaiFakeSession(OpenAIFakeSession):
-    """A fake Grok Voice session: xAI's session shape, a late ``committed``."""
-
-    DIALECT = "xai"
-    PATH = "/v1/realtime?model=grok-voice-latest"
-    SESSION_KEYS = frozenset({"voice", "instructions", "turn_detection", "audio", "tools"})
-
-    async def opened(self) -> None:
-        """``conversation.created`` first (xAI's first event)."""
-        conversation = {"id": self.record.session_id, "object": "realtime.conversation"}
-        await self.send(
-            {
-                "type": "conversation.created",
-                "event_id": self.event_id(),
-                "conversation": conversation,
-            }
-        )
-
-    def check_session(self, session: dict[str, Any]) -> str | None:
-        """What is wrong with an xAI session, if anything."""
-        extra = sorted(set(session) - self.SESSION_KEYS)
-        if extra:
-            return f"unknown session field(s) for xAI: {', '.join(extra)}"
-        detection = session.get("turn_detection", {"type": "server_vad"})
-        if not isinstance(detection, dict):
-            return 'turn_detection must be an object; switch it off with {"type": null}'
-        if detection.get("type") not in ("server_vad", None):
-            return f"unsupported turn_detection type {detection.get('type')!r}"
-        audio = session.get("audio", {})
-        for side in ("input", "output"):
-            fmt = audio.get(side, {}).get("format") if isinstance(audio, dict) else None
-            if fmt is not None and fmt.get("type") != "audio/pcm":
-                return f"session.audio.{side}.format must be audio/pcm"
-        return None
-
-    def turn_detection_of(self, session: dict[str, Any]) -> dict[str, Any] | None:
-        """XAI keeps turn detection at session level."""
-        detection: dict[str, Any] | None = session.get("turn_detection", {"type": "server_vad"})
-        return detection
-
-    async def acknowledge_commit(self) -> None:
-        """``committed`` only after the commit has been processed, later."""
-        delay = self.behaviour.commit_delay_ms / 1000
-        self.committed = False
-
-        async def later() -> None:
-            await asyncio.sleep(delay)
-            await OpenAIFakeSession.acknowledge_commit(self)
-
-        self.spawn(later())

@@ -20,10 +20,11 @@ from typing import Any
 from pmc.testing._child import serve_in_child
 from pmc.testing.hosted._behaviour import AnswerRecord, FakeBehaviour, SessionRecord
 from pmc.testing.hosted._gemini import GeminiFakeSession
-from pmc.testing.hosted._openai import OpenAIBetaFakeSession, OpenAIFakeSession, XaiFakeSession
+from pmc.testing.hosted._openai import OpenAIBetaFakeSession, OpenAIFakeSession
 from pmc.testing.hosted._server import serve_fake
 from pmc.testing.hosted._session import FakeSession
 from pmc.testing.hosted._voice import answer_audio
+from pmc.testing.hosted._xai import XaiFakeSession
 
 START_TIMEOUT_S = 60.0
 """How long the child may take to start serving (it imports numpy and voices the answer), or

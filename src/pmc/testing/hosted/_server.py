@@ -2,7 +2,8 @@
 
 A fake serves one websocket per session (a :class:`FakeSession` of its dialect) in the caller's
 event loop, or, through :class:`FakeServerThread`, in a thread of its own, for a harness that
-runs its own loop. It checks each handshake's key and injects the handshake faults.
+runs its own loop. It checks each handshake's key and injects the handshake faults and
+refusals (HTTP 429 with ``Retry-After``, before any session exists).
 """
 
 from __future__ import annotations
@@ -37,12 +38,15 @@ class FakeServer:
     """A running fake: its URL (host, port, the dialect's path) and every session's record.
 
     ``behaviour`` may be replaced while it runs: each new session takes the one then in force
-    (a test makes a fault, then resumes the run against the same URL without it).
+    (a test makes a fault, then resumes the run against the same URL without it). ``refused``
+    counts the handshakes refused with 429 (:attr:`FakeBehaviour.refuse_every`), which have no
+    session.
     """
 
     url: str
     behaviour: FakeBehaviour = field(default_factory=FakeBehaviour)
     sessions: list[SessionRecord] = field(default_factory=list)
+    refused: int = 0
 
     def session(self, session_id: str) -> SessionRecord:
         """A session's record by the id the client was given."""
@@ -72,11 +76,13 @@ async def serve_fake(
     """
     ids = itertools.count(1)
     handshakes = itertools.count()
+    attempts = itertools.count(1)
     server_state = FakeServer("", behaviour or FakeBehaviour())
 
     async def check(connection: ServerConnection, request: Request) -> Response | None:
         behaviour = server_state.behaviour
         limit = behaviour.fault_sessions
+        attempt = next(attempts)
         delay = behaviour.handshake_delay_s if limit is None or next(handshakes) < limit else 0
         if delay:
             await asyncio.sleep(delay)
@@ -85,6 +91,10 @@ async def serve_fake(
             return connection.respond(401, f"missing {auth_header}\n")
         if "key=" in request.path or "api_key" in request.path:
             return connection.respond(400, "an API key in the URL is refused\n")
+        every = behaviour.refuse_every
+        if every is not None and (attempt - 1) % every == 0:
+            server_state.refused += 1
+            return _too_many(connection, behaviour.retry_after)
         return None
 
     async def handler(ws: ServerConnection) -> None:
@@ -109,6 +119,13 @@ async def serve_fake(
     ) as server:
         server_state.url = _url(server, factory.PATH)
         yield server_state
+
+
+def _too_many(connection: ServerConnection, retry_after: str) -> Response:
+    """HTTP 429 with a ``Retry-After`` header (:attr:`FakeBehaviour.retry_after`)."""
+    response = connection.respond(429, "injected push-back: rate limit exceeded\n")
+    response.headers["Retry-After"] = retry_after
+    return response
 
 
 def _url(server: Server, path: str) -> str:

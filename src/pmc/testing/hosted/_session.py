@@ -26,7 +26,7 @@ import random
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Coroutine
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 import numpy as np
 from websockets.asyncio.server import ServerConnection
@@ -128,6 +128,14 @@ class FakeSession(ABC):
     def unknown_event(self) -> dict[str, Any]:
         """A message the dialect does not have."""
 
+    @abstractmethod
+    def rate_limit_event(self) -> dict[str, Any] | None:
+        """The dialect's rate-limit error event (None: it closes the socket with 1013)."""
+
+    @abstractmethod
+    async def go_away(self) -> None:
+        """Warn the client the session is ending, then end it, where the dialect can."""
+
     # -- helpers for dialects ---------------------------------------------------------------
 
     async def send(self, message: dict[str, Any]) -> None:
@@ -135,14 +143,28 @@ class FakeSession(ABC):
         await self._awake.wait()
         await self.ws.send(json.dumps(message, separators=(",", ":")))
 
+    def rate_limit_message(self) -> str:
+        """What a rate limit says: like OpenAI's message, how long to wait (``retry_after_s``)."""
+        wait = self.behaviour.retry_after
+        return f"Rate limit reached (injected push-back). Please try again in {wait}s."
+
+    async def send_unknown(self, **fields: Any) -> None:
+        """Send the dialect's unknown event (with ``fields`` added) and count it."""
+        await self.send({**self.unknown_event(), **fields})
+        self.record.unknown_sent += 1
+
     async def reject(self, problem: str, code: str = "invalid_request_error") -> None:
         """Record a malformed client message and answer it with an error (or a close)."""
         self.record.violations.append(problem)
         event = self.error_event(code, problem)
         if event is None:
-            await self.ws.close(1007, problem[:120])
-            raise _Closed
+            await self.close(1007, problem[:120])
         await self.send(event)
+
+    async def close(self, code: int, reason: str) -> NoReturn:
+        """Close the socket with ``code`` and end the session."""
+        await self.ws.close(code, reason)
+        raise _Closed
 
     def configure_vad(
         self, silence_ms: float, min_speech_ms: float, padding_ms: float, rms: float
@@ -312,13 +334,19 @@ class FakeSession(ABC):
         if count == behaviour.error_after:
             event = self.error_event("server_error", "injected fault: the server had an error")
             if event is None:
-                await self.ws.close(1011, "injected fault: the server had an error")
-                raise _Closed
+                await self.close(1011, "injected fault: the server had an error")
             await self.send(event)
         if count == behaviour.malformed_after:
             await self.ws.send('{"type": "response.output_audio.delta", "delta": ')
         if count == behaviour.unknown_after:
-            await self.send(self.unknown_event())
+            await self.send_unknown()
+        if count == behaviour.rate_limit_after:
+            event = self.rate_limit_event()
+            if event is None:
+                await self.close(1013, self.rate_limit_message())
+            await self.send(event)
+        if count == behaviour.go_away_after:
+            await self.go_away()
         if count == behaviour.close_after:
             self.ws.transport.abort()
             raise _Closed
