@@ -78,6 +78,15 @@ def load_cards(names: tuple[str, ...], folder: Path) -> list[SystemCard]:
     show_default=True,
     help="Extra attempts for a rollout whose connection failed (more on the next resume).",
 )
+@click.option(
+    "--retry-attempts",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="Most attempts of a rollout while the server says its failures are passing (rate "
+    "limited, overloaded, going away); each waits a backoff that honours the server's "
+    "retry-after, and rate limits step the card's concurrency down.",
+)
 def run_command(
     workdir: Path,
     systems: tuple[str, ...],
@@ -88,6 +97,7 @@ def run_command(
     seed: int,
     clock: str,
     retries: int,
+    retry_attempts: int,
 ) -> None:
     """Run systems at every point, in real time, and record what they say and when.
 
@@ -104,6 +114,7 @@ def run_command(
         concurrency=concurrency,
         clock=ClockKind(clock),
         retries=retries,
+        retry_attempts=retry_attempts,
     )
     with progress_bar(f"rollouts of {len(cards)} system(s)") as start:
         tallies = run_rollouts(workdir, cards, settings, start)
@@ -115,7 +126,7 @@ def run_command(
 
 
 def print_tallies(run_id: str, tallies: dict[str, SystemTally]) -> None:
-    """Per-system counts, and the causes of failures."""
+    """Per-system counts, the causes of failures, and what the servers did on the way."""
     table = Table(title=f"Rollouts of {run_id}", title_justify="left")
     for name in ("system", "done now", "kept", "failed", "late input"):
         table.add_column(name, justify="left" if name == "system" else "right")
@@ -125,3 +136,35 @@ def print_tallies(run_id: str, tallies: dict[str, SystemTally]) -> None:
     for system, t in tallies.items():
         for cause, count in sorted(t.causes.items()):
             err.print(f"{system}: {count} x {cause}", soft_wrap=True)
+    for system, t in tallies.items():
+        for line in observations(system, t):
+            err.print(line, soft_wrap=True, markup=False)
+
+
+def observations(system: str, tally: SystemTally) -> list[str]:
+    """What the server did besides answering: lines for the user, none for a clean run."""
+    lines = []
+    if tally.lowest_concurrency < tally.concurrency:
+        lines.append(
+            f"{system}: the server refused sessions; concurrency stepped down to "
+            f"{tally.lowest_concurrency} of {tally.concurrency}"
+        )
+    if tally.retry_reasons:
+        reasons = ", ".join(f"{r} x{n}" for r, n in sorted(tally.retry_reasons.items()))
+        lines.append(
+            f"{system}: {tally.retried} attempt(s) retried after passing failures ({reasons}), "
+            f"{tally.waited_s:.1f} s waited"
+        )
+    for kind in ("event", "field"):
+        names = {
+            name.removeprefix(f"{kind} "): n
+            for name, n in sorted(tally.unknown.items())
+            if name.startswith(f"{kind} ")
+        }
+        if names:
+            listed = ", ".join(f"{name} x{n}" for name, n in names.items())
+            lines.append(
+                f"{system}: the API sent {sum(names.values())} {kind}(s) pmc does not know: "
+                f"{listed}"
+            )
+    return lines

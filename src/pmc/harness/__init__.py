@@ -1,10 +1,12 @@
 """Harness stage: real-time streaming of points to systems, and exact records of what they did.
 
 The protocol per point kind (``_protocol``), one rollout (``_rollout``), and the resumable
-run over every system and point (``_stage``), on real or virtual clocks.
+run over every system and point (``_stage``), on real or virtual clocks, backing off and
+stepping a card's concurrency down when its server says so (``_retry``).
 """
 
 from pmc.harness._audit import LATE_BOUND_MS, TimingAudit, audit
+from pmc.harness._backoff import Backoff
 from pmc.harness._clock_kind import ClockKind
 from pmc.harness._inputs import live_for, preload_for, reference_for, rollout_seed
 from pmc.harness._monitor import SpeechMonitor
@@ -17,7 +19,6 @@ from pmc.harness._stage import (
     RUN_FILE,
     TRACE_FILE,
     RunSettings,
-    SystemTally,
     clock_for,
     default_run_id,
     points_for,
@@ -26,6 +27,7 @@ from pmc.harness._stage import (
     runs_dir,
 )
 from pmc.harness._streamer import FrameTiming, Tick, frame_ns, stream_frames, stream_until
+from pmc.harness._tally import Observed, SystemTally
 from pmc.harness._trace import (
     PLAYED_FILE,
     TRACE_SCHEMA_VERSION,
@@ -43,9 +45,11 @@ __all__ = [
     "RUN_FILE",
     "TRACE_FILE",
     "TRACE_SCHEMA_VERSION",
+    "Backoff",
     "Chunk",
     "ClockKind",
     "FrameTiming",
+    "Observed",
     "OutputRecord",
     "Played",
     "ProtocolParams",

@@ -3,7 +3,9 @@
 ``runs/<run_id>/run.json`` holds the cards, adapter versions, seed and protocol; each rollout
 lives in ``rollouts/<system>/<point_id>/<k>/``. A rollout is done when its ``trace.json``
 exists (written last, atomically), so rerunning the same command keeps finished rollouts,
-retries failed ones and never duplicates one.
+retries failed ones and never duplicates one. Within an invocation, a failure the server says
+is passing is retried after a backoff that holds no slot, and steps the card's concurrency
+down (docs/architecture.md "Protocol").
 """
 
 from __future__ import annotations
@@ -26,12 +28,16 @@ from pmc.audio import SAMPLE_RATE
 from pmc.clock import Clock, RealClock, VirtualClock, responsive_interpreter
 from pmc.errors import PmcError
 from pmc.harness._audit import audit
+from pmc.harness._backoff import Backoff
 from pmc.harness._clock_kind import ClockKind
 from pmc.harness._inputs import live_for, preload_for, reference_for, rollout_seed
+from pmc.harness._limit import AdaptiveLimit
 from pmc.harness._playback import Chunk, reconstruct
 from pmc.harness._protocol import ProtocolParams
+from pmc.harness._retry import Attempts, retry_passing
 from pmc.harness._rollout import RolloutJob, run_rollout
 from pmc.harness._streamer import FrameTiming
+from pmc.harness._tally import SystemTally, merge_observed
 from pmc.harness._trace import write_rollout
 from pmc.points import MANIFEST_FILE, Point, PointKind, points_dir, read_points
 from pmc.progress import Advance, Start
@@ -43,7 +49,8 @@ ERROR_FILE = "error.json"
 TRACE_FILE = "trace.json"
 RUN_SCHEMA_VERSION = 1
 RETRY_BACKOFF_S = 2.0
-"""Wait between attempts of a failed rollout (a hosted API's transient failure)."""
+"""Wait between attempts of a rollout whose transport failed without saying it was passing
+(the wait grows by this each time, and the rollout keeps its slots meanwhile)."""
 
 
 class Outcome(StrEnum):
@@ -67,7 +74,10 @@ class RunSettings:
             limit).
         clock: Which clock to use.
         retries: Extra attempts for a rollout whose transport failed, within this invocation.
+        retry_attempts: Most attempts of a rollout whose failures the server says are passing
+            (rate limited, overloaded, going away), within this invocation.
         params: The protocol's numbers.
+        backoff: The waits before those attempts.
     """
 
     run_id: str
@@ -76,19 +86,9 @@ class RunSettings:
     concurrency: int = 16
     clock: ClockKind = ClockKind.AUTO
     retries: int = 2
+    retry_attempts: int = 8
     params: ProtocolParams = field(default_factory=ProtocolParams)
-
-
-@dataclass
-class SystemTally:
-    """Per-system counts of this invocation."""
-
-    done: int = 0
-    kept: int = 0
-    failed: int = 0
-    late: int = 0
-    """Rollouts whose input ran late past the bound (kept, and marked in their trace)."""
-    causes: dict[str, int] = field(default_factory=dict)
+    backoff: Backoff = field(default_factory=Backoff)
 
 
 def runs_dir(workdir: Path) -> Path:
@@ -154,7 +154,10 @@ def _run_record(
 
 
 def _merge_run_record(path: Path, new: dict[str, Any]) -> dict[str, Any]:
-    """Check an existing ``run.json`` agrees with this invocation; add its new systems."""
+    """Check an existing ``run.json`` agrees with this invocation; add its new systems.
+
+    What earlier invocations observed (``observed``) is kept: it is added to, never compared.
+    """
     if not path.exists():
         return new
     old = io.read_json(path)
@@ -215,7 +218,10 @@ def run_rollouts(
     io.write_json(run_dir / RUN_FILE, record)
     remove_partial_files(run_dir)
 
-    tallies = {c.name: SystemTally() for c in cards}
+    tallies = {
+        c.name: SystemTally(concurrency=c.concurrency, lowest_concurrency=c.concurrency)
+        for c in cards
+    }
     tasks = [
         _Task(card, point, k, rollout_dir(run_dir, card.name, point.point_id, k))
         for card in cards
@@ -240,6 +246,9 @@ def run_rollouts(
         # so they never compete with a live stream for the interpreter.
         asyncio.run(_run_all(virtual, 1, points, pdir, settings, tallies, advance))
         asyncio.run(_run_all(real, settings.concurrency, points, pdir, settings, tallies, advance))
+    observed = merge_observed(record, tallies)
+    if observed is not None:
+        io.write_json(run_dir / RUN_FILE, observed)
     return tallies
 
 
@@ -258,6 +267,17 @@ def warm_up(cards: Iterable[SystemCard]) -> None:
     sf.write(buffer, played.track, SAMPLE_RATE, format="FLAC", subtype="PCM_16")
 
 
+@dataclass(frozen=True)
+class _Context:
+    """What every rollout of one event loop shares."""
+
+    points: Sequence[Point]
+    pdir: Path
+    settings: RunSettings
+    tallies: dict[str, SystemTally]
+    disk: Executor
+
+
 async def _run_all(
     tasks: Sequence[_Task],
     concurrency: int,
@@ -268,69 +288,97 @@ async def _run_all(
     advance: Advance,
 ) -> None:
     overall = asyncio.Semaphore(concurrency)
-    per_card = {t.card.name: asyncio.Semaphore(t.card.concurrency) for t in tasks}
+    per_card = {t.card.name: AdaptiveLimit(t.card.concurrency) for t in tasks}
     # A rollout takes its card's slot before an overall one: one waiting for its card holds
     # no overall slot, so other cards' rollouts fill the overall limit.
     # Reading inputs and writing rollouts happen in one worker thread, one at a time: the
     # streaming loop keeps a core to itself on a two-core machine.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pmc-disk") as disk:
+        context = _Context(points, pdir, settings, tallies, disk)
 
         async def one(task: _Task) -> None:
-            async with per_card[task.card.name], overall:
-                await _run_task(task, points, pdir, settings, tallies[task.card.name], disk)
+            seed = rollout_seed(settings.seed, task.card.name, task.point.point_id, task.rollout)
+            attempts = Attempts(seed)
+            failure = await retry_passing(
+                lambda: _run_task(task, attempts, context),
+                attempts,
+                per_card[task.card.name],
+                overall,
+                settings.retry_attempts,
+                settings.backoff,
+                tallies[task.card.name],
+            )
+            if failure is not None:
+                await _give_up(task, attempts, context)
             advance()
 
         await asyncio.gather(*(one(t) for t in tasks))
+    for name, limit in per_card.items():
+        tally = tallies[name]
+        tally.lowest_concurrency = min(tally.lowest_concurrency, limit.aimd.lowest)
 
 
-async def _run_task(
-    task: _Task,
-    points: Sequence[Point],
-    pdir: Path,
-    settings: RunSettings,
-    tally: SystemTally,
-    disk: Executor,
-) -> None:
-    """One rollout with its retries; its files, or an ``error.json`` saying why not."""
+async def _give_up(task: _Task, attempts: Attempts, context: _Context) -> None:
+    """Count a rollout that failed, and leave an ``error.json`` saying why."""
+    tally = context.tallies[task.card.name]
+    tally.failed += 1
+    cause = attempts.causes[-1]
+    tally.causes[cause] = tally.causes.get(cause, 0) + 1
+    error = {"point_id": task.point.point_id, "system": task.card.name, "attempts": attempts.causes}
     loop = asyncio.get_running_loop()
-    card, point = task.card, task.point
-    seed = rollout_seed(settings.seed, card.name, point.point_id, task.rollout)
+    await loop.run_in_executor(context.disk, io.write_json, task.folder / ERROR_FILE, error)
 
-    def load() -> RolloutJob:
-        reference = None
-        if adapter_factory(card).TAKES_REFERENCE:
-            reference = reference_for(card, point, points, pdir)
-        return RolloutJob(
-            point,
-            card,
-            task.rollout,
-            seed,
-            live_for(pdir, point),
-            preload_for(pdir, point, seed),
-            reference,
-        )
 
-    job = await loop.run_in_executor(disk, load)
+async def _run_task(task: _Task, attempts: Attempts, context: _Context) -> None:
+    """Attempts of one rollout while it holds its slots: its files, or ``attempts.failure``.
+
+    A failure not marked passing is tried again here, after a growing wait, ``retries`` times
+    in all; a passing one is handed back at once, to be retried after a backoff without slots.
+    """
+    loop = asyncio.get_running_loop()
+    card, settings = task.card, context.settings
+    if attempts.job is None:
+        attempts.job = await loop.run_in_executor(context.disk, _load, task, attempts.seed, context)
     kind = clock_for(card, settings.clock)
-    causes: list[str] = []
-    for attempt in range(settings.retries + 1):
-        if attempt:
-            await asyncio.sleep(RETRY_BACKOFF_S * attempt)
+    while True:
         clock: Clock = VirtualClock() if kind is ClockKind.VIRTUAL else RealClock()
         try:
-            result = await run_rollout(job, create_adapter(card, clock), clock, settings.params)
+            adapter = create_adapter(card, clock)
+            result = await run_rollout(attempts.job, adapter, clock, settings.params)
         except TransportError as exc:
-            causes.append(f"transport: {exc}")
+            attempts.causes.append(f"transport: {exc}")
+            attempts.failure = exc
+            if exc.retry is not None:
+                return
+            attempts.failed += 1
+            if attempts.failed > settings.retries:
+                return
+            await asyncio.sleep(RETRY_BACKOFF_S * attempts.failed)
             continue
         trace, played, raw = result.trace, result.played, result.raw
-        await loop.run_in_executor(disk, write_rollout, task.folder, trace, played, raw)
+        await loop.run_in_executor(context.disk, write_rollout, task.folder, trace, played, raw)
         with contextlib.suppress(FileNotFoundError):
             (task.folder / ERROR_FILE).unlink()
+        tally = context.tallies[card.name]
         tally.done += 1
-        tally.late += int(result.trace.audit.late)
+        tally.late += int(trace.audit.late)
+        tally.count_unknown(trace.outputs)
+        attempts.failure = None
         return
-    tally.failed += 1
-    cause = causes[-1]
-    tally.causes[cause] = tally.causes.get(cause, 0) + 1
-    error = {"point_id": point.point_id, "system": card.name, "attempts": causes}
-    await loop.run_in_executor(disk, io.write_json, task.folder / ERROR_FILE, error)
+
+
+def _load(task: _Task, seed: int, context: _Context) -> RolloutJob:
+    """A rollout's inputs, from the points' files."""
+    card, point, pdir = task.card, task.point, context.pdir
+    reference = None
+    if adapter_factory(card).TAKES_REFERENCE:
+        reference = reference_for(card, point, context.points, pdir)
+    return RolloutJob(
+        point,
+        card,
+        task.rollout,
+        seed,
+        live_for(pdir, point),
+        preload_for(pdir, point, seed),
+        reference,
+    )

@@ -14,6 +14,11 @@ rollout in flight waits there too, then is refused: the gate counts the sessions
 which the run's and the card's concurrency limits must bound. A card with ``adapter =
 "stalled"`` stalls in its connect or its preload for ``params.stall_s``, as a server that does
 not answer a handshake would: the harness's connect-and-preload limit must end it first.
+
+A card with ``adapter = "limited"`` is let in or refused by a :class:`RateLimiter`, as a hosted
+API with a session limit would: refused with a retry-after when too many sessions are open.
+Each session it lets in sends an event type and a field pmc does not know, as an API that has
+moved on would; it says nothing else.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -28,7 +34,16 @@ import numpy as np
 
 from pmc.audio import FloatArray
 from pmc.clock import Clock
-from pmc.systems import LocalAdapter, Preload, SystemCard, TransportError, register_adapter
+from pmc.systems import (
+    EventKind,
+    LocalAdapter,
+    Preload,
+    RetryReason,
+    SystemCard,
+    TransportError,
+    register_adapter,
+    unknown_signal,
+)
 
 
 def tone(seconds: float, rms: float = 0.1, rate: int = 24_000, hz: float = 220.0) -> FloatArray:
@@ -241,4 +256,112 @@ class StalledSystem(LocalAdapter):
     async def close(self) -> None:
         """Count the close."""
         StalledSystem.closed += 1
+        await super().close()
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """A session that reached a :class:`RateLimiter`: whose (the rollout's seed), when, refused."""
+
+    seed: int
+    at_s: float
+    """On the event loop's clock."""
+    refused: bool
+
+
+class RateLimiter:
+    """A server's session limit: refuses a session while ``max_open`` are open, ``refusals`` times.
+
+    A refusal is a :class:`TransportError` marked passing (``reason``) with ``retry_after_s``.
+    While refusals remain, a session it lets in waits until they have all been made, so those
+    sessions are open together and the refusals come as one burst (the harness must step its
+    limit down once for it). Progress alone releases them: the same on any machine.
+    """
+
+    def __init__(
+        self,
+        max_open: int,
+        refusals: int,
+        retry_after_s: float = 0.05,
+        reason: RetryReason = RetryReason.RATE_LIMITED,
+    ) -> None:
+        self.max_open = max_open
+        self.refusals = refusals
+        self.retry_after_s = retry_after_s
+        self.reason = reason
+        self.open = 0
+        """Sessions let in and not yet closed."""
+        self.most_open = 0
+        """The most sessions open at once."""
+        self.refused = 0
+        self.arrivals: list[Arrival] = []
+        """Every session that asked to be let in, in order."""
+        self._spent = asyncio.Event()
+
+    async def admit(self, seed: int) -> None:
+        """Let the session of rollout ``seed`` in, or refuse it."""
+        now = asyncio.get_running_loop().time()
+        if self.refused < self.refusals and self.open >= self.max_open:
+            self.refused += 1
+            self.arrivals.append(Arrival(seed, now, refused=True))
+            if self.refused == self.refusals:
+                self._spent.set()
+            raise TransportError(
+                f"HTTP 429: {self.open} sessions are open already (limited)",
+                retry=self.reason,
+                retry_after_s=self.retry_after_s,
+            )
+        self.open += 1
+        self.most_open = max(self.most_open, self.open)
+        self.arrivals.append(Arrival(seed, now, refused=False))
+        if self.refused < self.refusals:
+            await self._spent.wait()
+
+    def left(self) -> None:
+        """A session it let in has closed."""
+        self.open -= 1
+
+
+@register_adapter("limited")
+class LimitedSystem(LocalAdapter):
+    """Asks :attr:`limiter` to let it in at preload; then sends what pmc does not know.
+
+    Once the stream starts it sends one message of an unknown type (:attr:`UNKNOWN_EVENT`) and
+    one with an unknown field (:attr:`UNKNOWN_FIELD`); the harness keeps both as signals.
+    """
+
+    limiter: ClassVar[RateLimiter | None] = None
+    UNKNOWN_EVENT = "response.hologram.delta"
+    UNKNOWN_FIELD = "serverHologram"
+
+    def __init__(self, card: SystemCard, clock: Clock) -> None:
+        super().__init__(card, clock)
+        self._let_in = False
+
+    def _limiter(self) -> RateLimiter:
+        if LimitedSystem.limiter is None:
+            raise RuntimeError("set LimitedSystem.limiter before running a limited card")
+        return LimitedSystem.limiter
+
+    async def preload(self, preload: Preload) -> None:
+        """Be let in, or refused."""
+        await super().preload(preload)
+        await self._limiter().admit(preload.seed)
+        self._let_in = True
+
+    def on_start(self) -> None:
+        """Send an unknown event and an unknown field."""
+        now = self.clock.now_ns()
+        event: dict[str, Any] = {"type": self.UNKNOWN_EVENT, "delta": "AAAA"}
+        unknown = unknown_signal(now, event, event=self.UNKNOWN_EVENT)
+        self.emit(EventKind.SIGNAL, detail=unknown.detail)
+        field: dict[str, Any] = {"type": "session.updated", self.UNKNOWN_FIELD: {"on": True}}
+        unknown = unknown_signal(now, field, fields=[self.UNKNOWN_FIELD])
+        self.emit(EventKind.SIGNAL, detail=unknown.detail)
+
+    async def close(self) -> None:
+        """Leave the limiter."""
+        if self._let_in:
+            self._let_in = False
+            self._limiter().left()
         await super().close()
