@@ -1,5 +1,8 @@
 """Transport faults: each is a transport error with its cause, retried on resume; the run goes on.
 
+Not faults: an event type or field the API added since pmc was written is kept and counted, and
+an error the server says will pass (an overload) is retried at once from the start.
+
 One run holds a copy of a hosted card per fault, each at the two turn-end points of
 :func:`hosted_points` and each against its own fake, with the fault in that fake's first
 session only: the other rollout of the same card completes in the same invocation. Then every
@@ -54,18 +57,8 @@ FAULTS = {
     "malformed-json": Fault(
         Dialect.XAI, "grok-voice", once(malformed_after=30), "malformed JSON from the server"
     ),
-    "unknown-event": Fault(
-        Dialect.OPENAI,
-        "gpt-realtime-500",
-        once(unknown_after=30),
-        "unknown server event 'response.hologram.delta'",
-    ),
-    "unknown-field": Fault(
-        Dialect.GEMINI,
-        "gemini-3.1-flash-live",
-        once(unknown_after=30),
-        "unknown server message field(s) ['serverHologram']",
-    ),
+    "unknown-event": Fault(Dialect.OPENAI, "gpt-realtime-500", once(unknown_after=30), ""),
+    "unknown-field": Fault(Dialect.GEMINI, "gemini-3.1-flash-live", once(unknown_after=30), ""),
     "server-close": Fault(
         Dialect.GEMINI,
         "gemini-3.1-flash-live",
@@ -87,6 +80,12 @@ FAULTS = {
         (("handshake_timeout_s", 1.0),),
     ),
     "error-event": Fault(Dialect.OPENAI, "gpt-realtime-300", once(error_after=30), ""),
+    "refusing-error": Fault(
+        Dialect.XAI,
+        "grok-voice",
+        once(error_after=30, error_code="invalid_value"),
+        "server error event (invalid_request_error/invalid_value): injected fault",
+    ),
     "stall": Fault(
         Dialect.OPENAI, "gpt-realtime-300", once(stall_on="response.create", stall_s=1.5), ""
     ),
@@ -203,15 +202,43 @@ def test_failed_rollouts_are_retried_on_resume_and_finished_ones_kept(
     assert len(traces(outcome.run_dir, label)) == 2
 
 
-def test_a_server_error_event_is_recorded_and_the_rollout_goes_on(outcome: Outcome) -> None:
-    assert outcome.first["error-event"].done == 2
-    codes = []
+def test_a_passing_server_error_is_retried_from_the_start_within_the_run(
+    outcome: Outcome,
+) -> None:
+    tally = outcome.first["error-event"]
+    assert (tally.done, tally.failed, tally.retried) == (2, 0, 1)
+    assert tally.retry_reasons == {"overloaded": 1}
+    assert 0 < tally.waited_s <= 1.0  # the first backoff: 1 s, jittered down to half at most
+    fake = outcome.fakes["error-event"]
+    assert len(fake.sessions) == 3  # the faulty session, its retry, the other point
     found = traces(outcome.run_dir, "error-event")
     assert len(found) == 2
     for trace in found.values():
-        codes += [o["detail"]["error"]["code"] for o in trace["outputs"] if o["kind"] == "error"]
+        assert session_of(trace) != fake.sessions[0].session_id  # the failed session left nothing
+        assert not [o for o in trace["outputs"] if o["kind"] == "error"]
         assert any(o["kind"] == "audio" for o in trace["outputs"])
-    assert codes == ["server_error"]  # in the first session only
+
+
+@pytest.mark.parametrize(
+    ("label", "name"),
+    [("unknown-event", "event response.hologram.delta"), ("unknown-field", "field serverHologram")],
+)
+def test_an_unknown_event_or_field_is_kept_counted_and_the_rollout_goes_on(
+    outcome: Outcome, label: str, name: str
+) -> None:
+    tally = outcome.first[label]
+    assert (tally.done, tally.failed, tally.retried) == (2, 0, 0)
+    assert tally.unknown == {name: 1}
+    kept = [
+        o["detail"]
+        for trace in traces(outcome.run_dir, label).values()
+        for o in trace["outputs"]
+        if o["detail"].get("type") == "pmc.unknown"
+    ]
+    assert len(kept) == 1
+    assert name.split(" ")[1] in (kept[0]["event"], *kept[0]["fields"])
+    observed = json.loads((outcome.run_dir / "run.json").read_text())["observed"]
+    assert observed[label]["unknown"] == {name: 1}
 
 
 def test_a_stalled_server_answers_late_and_the_trace_shows_when(outcome: Outcome) -> None:

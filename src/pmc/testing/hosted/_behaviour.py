@@ -68,7 +68,9 @@ class FakeBehaviour:
         go_away_after: Gemini only: send ``goAway`` after this many client messages, then close
             with 1001 (the other dialects ignore it).
         error_after: Send an error event after this many client messages (an
-            ``invalid_request_error`` with code ``server_error``; Gemini closes with 1011).
+            ``invalid_request_error`` with code ``error_code``; Gemini closes with 1011).
+        error_code: The code of that error: ``server_error`` by default (an overload, which
+            passes), or e.g. ``invalid_value`` for one that does not.
         malformed_after: Send a message that is not JSON after this many client messages.
         unknown_after: Send an event the dialect does not have after this many messages.
         close_after: Drop the connection (no closing handshake) after this many messages.
@@ -97,6 +99,7 @@ class FakeBehaviour:
     rate_limit_after: int | None = None
     go_away_after: int | None = None
     error_after: int | None = None
+    error_code: str = "server_error"
     malformed_after: int | None = None
     unknown_after: int | None = None
     close_after: int | None = None

@@ -332,7 +332,9 @@ class FakeSession(ABC):
     async def _faults(self, count: int, label: str) -> None:
         behaviour = self.behaviour
         if count == behaviour.error_after:
-            event = self.error_event("server_error", "injected fault: the server had an error")
+            event = self.error_event(
+                behaviour.error_code, "injected fault: the server had an error"
+            )
             if event is None:
                 await self.close(1011, "injected fault: the server had an error")
             await self.send(event)
