@@ -42,12 +42,14 @@ import pytest
 from click.testing import CliRunner
 
 from pmc.cli import cli
+from pmc.duplex import FRAME_SAMPLES
 from pmc.gate import OnsetRule
 from pmc.points import Point, PointKind, read_points
 from pmc.scoring import PauseOutcome, Score, ScoreStatus, read_scores, talk_stretches
 from pmc.testing.duplex import (
     OPUS_DELAY_S,
     OPUS_PRE_ECHO_S,
+    DuplexAnswer,
     ListenerBehaviour,
     ListenerProcess,
     ListenerSession,
@@ -144,7 +146,8 @@ class Onset:
         early_s: How much less than that it may add (the codec's pre-echo).
         allowance_s: How far the harness measured itself behind on this rollout: it may have
             stamped what it received late by as much, so the bound widens by it (on the late
-            side: nothing it does makes an onset early).
+            side: nothing it does makes an onset early). For the duplex fake, which records
+            when it sent each answer, also how late the answer's first frame was stamped.
     """
 
     point_id: str
@@ -242,6 +245,24 @@ def duplex_sessions(
     return matched
 
 
+def delivery_s(trace: dict[str, Any], answer: DuplexAnswer) -> float:
+    """How long after the fake sent it the harness stamped the frame its answer starts in.
+
+    Both processes read one monotonic clock, so the two instants compare directly. A harness
+    held off the processor while the frame waited stamps it late by as long, and its playback
+    places the answer as much later; the input lateness a trace measures does not show that.
+    """
+    first = answer.frame * FRAME_SAMPLES + answer.offset
+    received = 0
+    for output in trace["outputs"]:
+        if output["kind"] != "audio":
+            continue
+        received += output["samples"]
+        if received > first:
+            return max(0.0, (int(output["arrival_ns"]) - answer.sent_ns) / 1e9)
+    return 0.0
+
+
 def duplex_onsets(run: Path, fake: ListenerProcess, points: dict[str, Point]) -> list[Onset]:
     """Every duplex rollout's onset, as scored and as the fake recorded it."""
     scores = {s.point_id: s for s in read_scores(run, DUPLEX)}
@@ -249,10 +270,13 @@ def duplex_onsets(run: Path, fake: ListenerProcess, points: dict[str, Point]) ->
     for point_id, (trace, session) in duplex_sessions(run, fake).items():
         point = points[point_id]
         stop_s = float(trace["protocol"]["stop_stream_s"])
-        spans = [a.heard for a in session.answers if a.heard is not None and a.heard[0] < stop_s]
-        truth = truth_onset([(a, min(b, stop_s)) for a, b in spans], point)
+        heard = [(a, a.heard) for a in session.answers if a.heard is not None]
+        answers = [(a, (start, min(end, stop_s))) for a, (start, end) in heard if start < stop_s]
+        truth = truth_onset([span for _, span in answers], point)
         assert truth is not None, (point_id, session.answers)
-        allowance = trace["audit"]["lateness_max_ms"] / 1000
+        answer = next(a for a, (start, _) in answers if start == truth)
+        lateness = trace["audit"]["lateness_max_ms"] / 1000
+        allowance = max(lateness, delivery_s(trace, answer))
         measured = measured_onset(scores[point_id], point)
         codec = (OPUS_DELAY_S, OPUS_PRE_ECHO_S)
         found.append(Onset(point_id, point.kind, measured, truth, *codec, allowance))
