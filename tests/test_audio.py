@@ -1,6 +1,7 @@
 import io
 import tarfile
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -92,3 +93,52 @@ def test_probe_names_empty_and_corrupt_files(tmp_path: Path) -> None:
 def test_wav_bytes_are_deterministic() -> None:
     x = _tone(440, 24_000)
     assert audio.wav_bytes(x, 24_000) == audio.wav_bytes(x.copy(), 24_000)
+
+
+def _audioop() -> ModuleType:
+    """The standard library's G.711 reference (3.12 and older; removed in 3.13)."""
+    import sys
+    import warnings
+
+    if sys.version_info >= (3, 13):
+        return pytest.importorskip("audioop")  # absent on 3.13: only then is this skipped
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import audioop
+    return audioop
+
+
+def test_mulaw_encode_matches_the_reference_on_every_pcm16_value() -> None:
+    reference = _audioop()
+    pcm = np.arange(-32768, 32768, dtype=np.int16)
+    expected = np.frombuffer(reference.lin2ulaw(pcm.astype("<i2").tobytes(), 2), dtype=np.uint8)
+    assert np.array_equal(audio.mulaw_encode(pcm), expected)
+
+
+def test_mulaw_decode_matches_the_reference_on_every_code() -> None:
+    reference = _audioop()
+    codes = np.arange(256, dtype=np.uint8)
+    expected = np.frombuffer(reference.ulaw2lin(codes.tobytes(), 2), dtype="<i2")
+    assert np.array_equal(audio.mulaw_decode(codes), expected)
+
+
+def test_mulaw_known_values_and_round_trip() -> None:
+    # G.711: silence is 0xFF (0x7F is "negative zero"); full scale is 0x80 / 0x00; -1 is the
+    # smallest negative step (the reference cuts to 14 bits by an arithmetic shift: -1 stays -1).
+    pcm = np.array([0, -1, 32767, -32768, 1000, -1000], dtype=np.int16)
+    assert audio.mulaw_encode(pcm).tolist() == [0xFF, 0x7E, 0x80, 0x00, 0xCE, 0x4E]
+    assert audio.mulaw_decode(np.array([0xFF, 0x7F, 0x80, 0x00], dtype=np.uint8)).tolist() == [
+        0,
+        0,
+        32124,
+        -32124,
+    ]
+    codes = np.arange(256, dtype=np.uint8)
+    decoded = audio.mulaw_decode(codes)
+    again = audio.mulaw_encode(decoded)
+    # Every code round-trips, except the two zeros, which both decode to 0 and encode to 0xFF.
+    assert np.array_equal(again[codes != 0x7F], codes[codes != 0x7F])
+    # The quantisation error is under half a step: at most 1/32 of the magnitude, plus the bias.
+    pcm = np.arange(-32000, 32000, 7, dtype=np.int16)
+    error = np.abs(audio.mulaw_decode(audio.mulaw_encode(pcm)).astype(np.int32) - pcm)
+    assert np.all(error <= np.abs(pcm.astype(np.int32)) // 32 + 8)

@@ -220,10 +220,43 @@ def wav_bytes(audio: npt.NDArray[Any], sample_rate: int, subtype: str = "PCM_16"
     return buffer.getvalue()
 
 
+MULAW_SEGMENT_ENDS = np.array(
+    [0x3F, 0x7F, 0xFF, 0x1FF, 0x3FF, 0x7FF, 0xFFF, 0x1FFF], dtype=np.int32
+)
+"""Where each of G.711 mu-law's eight segments ends, on the 14-bit biased magnitude."""
+
+
+def mulaw_encode(pcm: npt.NDArray[np.int16]) -> npt.NDArray[np.uint8]:
+    """PCM16 as G.711 mu-law bytes (telephony's 8 kHz codec, e.g. Twilio Media Streams).
+
+    The reference algorithm (Sun's g711.c, as the standard library's ``audioop.lin2ulaw``):
+    the sample is cut to 14 bits, its magnitude clipped and biased, then coded as a segment and
+    four mantissa bits, all bits inverted.
+    """
+    value = np.asarray(pcm, dtype=np.int32) >> 2
+    negative = value < 0
+    mask = np.where(negative, 0x7F, 0xFF)
+    magnitude = np.minimum(np.where(negative, -value, value), 8159) + 33
+    segment = np.searchsorted(MULAW_SEGMENT_ENDS, magnitude, side="left")
+    shift = np.minimum(segment, 7) + 1
+    code = np.where(segment >= 8, 0x7F, (segment << 4) | ((magnitude >> shift) & 0x0F))
+    return np.asarray(code ^ mask, dtype=np.uint8)
+
+
+def mulaw_decode(codes: npt.NDArray[np.uint8]) -> npt.NDArray[np.int16]:
+    """G.711 mu-law bytes as PCM16 (exact: every code has one linear value)."""
+    code = ~np.asarray(codes, dtype=np.int32) & 0xFF
+    magnitude = (((code & 0x0F) << 3) + 0x84) << ((code & 0x70) >> 4)
+    return np.asarray(np.where(code & 0x80, 0x84 - magnitude, magnitude - 0x84), dtype=np.int16)
+
+
 __all__ = [
+    "MULAW_SEGMENT_ENDS",
     "SAMPLE_RATE",
     "AudioRef",
     "FloatArray",
+    "mulaw_decode",
+    "mulaw_encode",
     "probe",
     "read",
     "resample",
