@@ -88,6 +88,7 @@ class Schedule:
         boundary_stream_s: The turn end or the question's end, on the stream clock.
         monitor: What the system has said so far.
         params: The protocol's numbers.
+        audio_only: The system sends no text, so its speech alone counts as a reply.
     """
 
     def __init__(
@@ -99,8 +100,10 @@ class Schedule:
         boundary_stream_s: float,
         monitor: SpeechMonitor,
         params: ProtocolParams,
+        audio_only: bool = False,
     ) -> None:
         self.kind = kind
+        self.audio_only = audio_only
         self.family = family
         self.live_frames = live_frames
         self.frame_ns = frame_ns
@@ -139,7 +142,7 @@ class Schedule:
         # Speech that ended before the boundary (a backchannel during the turn) is no reply.
         end = self.monitor.last_speech_end
         replied = (
-            self.monitor.words
+            (self.monitor.words or self.audio_only)
             and end is not None
             and end > self.monitor.sample_at(self.monitor.t0_ns + self.boundary_ns)
         )

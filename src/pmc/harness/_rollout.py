@@ -121,7 +121,14 @@ async def run_rollout(
     live_samples = sum(len(frame) for frame in live)
     silence = np.zeros(card.frame_samples, dtype=np.float32)
     schedule = Schedule(
-        point.kind, card.family, len(live), length, point.boundary_stream_s, monitor, params
+        point.kind,
+        card.family,
+        len(live),
+        length,
+        point.boundary_stream_s,
+        monitor,
+        params,
+        audio_only=not adapter.SENDS_TEXT,
     )
     committed_ns: int | None = None
 

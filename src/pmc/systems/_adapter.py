@@ -194,6 +194,11 @@ class SystemAdapter(ABC):
     """Reference systems (the person) are handed the human reply; nothing else ever is."""
     REFERENCE: ClassVar[ReferenceRow | None] = None
     """The reference row this adapter plays (None: a system under test)."""
+    EXTRA: ClassVar[str | None] = None
+    """The optional extra the adapter needs (``pip install 'pmc[EXTRA]'``); None: none."""
+    SENDS_TEXT: ClassVar[bool] = True
+    """Whether the system's output carries its words as text. The stop rules wait for words
+    before a reply counts; for a system that sends audio only (a phone agent) speech counts."""
 
     def __init__(self, card: SystemCard, clock: Clock) -> None:
         self.card = card

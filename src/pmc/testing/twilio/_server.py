@@ -1,0 +1,107 @@
+"""Serving the fake phone agent on 127.0.0.1 from a thread of its own."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from websockets.asyncio.server import ServerConnection, serve
+from websockets.http11 import Request, Response
+
+from pmc.testing.hosted import answer_audio
+from pmc.testing.twilio._agent import AgentBehaviour, AgentCall, CallRecord
+
+HOST = "127.0.0.1"
+PATH = "/media-stream"
+START_TIMEOUT_S = 30.0
+WIRE_LOG = logging.getLogger("pmc.testing.twilio.wire")
+WIRE_LOG.setLevel(logging.INFO)
+
+
+@dataclass
+class FakeAgent:
+    """A running fake agent: its URL and every call's record.
+
+    ``behaviour`` may be replaced while it runs: each new call takes the one then in force.
+    """
+
+    url: str
+    behaviour: AgentBehaviour = field(default_factory=AgentBehaviour)
+    calls: list[CallRecord] = field(default_factory=list)
+    refused: int = 0
+
+
+class FakeAgentThread:
+    """The fake agent served from an event loop in its own thread (the harness blocks)."""
+
+    def __init__(self, behaviour: AgentBehaviour | None = None) -> None:
+        self.agent = FakeAgent("", behaviour or AgentBehaviour())
+        self._ready = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._thread = threading.Thread(target=self._main, name="pmc-fake-twilio", daemon=True)
+        self._numbers = itertools.count(1)
+        self._attempts = itertools.count(1)
+
+    def _faulty(self, number: int) -> bool:
+        limit = self.agent.behaviour.fault_sessions
+        return limit is None or number <= limit
+
+    async def _check(self, connection: ServerConnection, request: Request) -> Response | None:
+        if self.agent.behaviour.refuse and self._faulty(next(self._attempts)):
+            self.agent.refused += 1
+            return connection.respond(403, "injected fault: call refused\n")
+        return None
+
+    async def _handler(self, ws: ServerConnection) -> None:
+        number = next(self._numbers)
+        record = CallRecord(number)
+        self.agent.calls.append(record)
+        behaviour = self.agent.behaviour
+        if not self._faulty(number):
+            behaviour = behaviour.without_faults()
+        await AgentCall(ws, behaviour, record).run()
+
+    def _main(self) -> None:
+        asyncio.run(self._serve())
+
+    async def _serve(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        async with serve(
+            self._handler,
+            HOST,
+            0,
+            process_request=self._check,
+            compression=None,
+            ping_interval=None,
+            logger=WIRE_LOG,
+        ) as server:
+            port = server.sockets[0].getsockname()[1] if server.sockets else 0
+            self.agent.url = f"ws://{HOST}:{port}{PATH}"
+            self._ready.set()
+            await self._stop.wait()
+
+    def __enter__(self) -> FakeAgent:
+        answer_audio(self.agent.behaviour.reply_text)  # voiced before any call starts
+        self._thread.start()
+        if not self._ready.wait(START_TIMEOUT_S):
+            raise RuntimeError("the fake phone agent did not start")
+        return self.agent
+
+    def __exit__(self, *exc: object) -> None:
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(START_TIMEOUT_S)
+
+
+@contextmanager
+def fake_agent(behaviour: AgentBehaviour | None = None) -> Iterator[FakeAgent]:
+    """Serve the fake phone agent from its own thread for the duration of a ``with`` block."""
+    with FakeAgentThread(behaviour) as agent:
+        yield agent
