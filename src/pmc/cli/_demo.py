@@ -14,7 +14,7 @@ from pmc.cli._run import SYSTEMS_DIR, load_cards, run_command
 from pmc.cli._score import score_command
 from pmc.corpus import script_paths
 from pmc.harness import runs_dir
-from pmc.systems import Family
+from pmc.systems import Family, adapter_factory
 
 DEMO_RUN = "demo"
 DEMO_ASR = "faster-whisper:tiny.en"
@@ -59,7 +59,12 @@ def demo(ctx: click.Context, workdir: Path, systems_dir: Path, conversations: in
     # Seamless's 1,395 and would keep one or two of ten, so the demo keeps them all.
     ctx.invoke(select_command, workdir=workdir, cutoff=0.0)
     ctx.invoke(points_command, workdir=workdir)
-    local = [c.name for c in load_cards(("all",), systems_dir) if c.family is Family.LOCAL]
+    # Local systems only, and none that needs an optional extra (the demo installs none).
+    local = [
+        c.name
+        for c in load_cards(("all",), systems_dir)
+        if c.family is Family.LOCAL and adapter_factory(c).EXTRA is None
+    ]
     ctx.invoke(
         run_command,
         workdir=workdir,

@@ -115,7 +115,7 @@ def transcript(audio: FloatArray) -> str:
 
 
 @functools.cache
-def _warm_asr() -> None:
+def warm_asr() -> None:
     """Load the recogniser by transcribing 100 ms of silence, once per process."""
     transcript(np.zeros(SAMPLE_RATE // 10, dtype=np.float32))
 
@@ -240,10 +240,10 @@ class EndpointerCascade(LocalAdapter):
     def __init__(self, card: SystemCard, clock: Clock) -> None:
         super().__init__(card, clock)
         turns, params = card.turn_detection, card.params
-        silence_ms = _number(card, turns, "silence_ms", SILENCE_MS)
-        threshold = _number(card, turns, "threshold", THRESHOLD)
-        min_speech_ms = _number(card, turns, "min_speech_ms", MIN_SPEECH_MS)
-        latency_ms = _number(card, params, "reply_latency_ms", REPLY_LATENCY_MS)
+        silence_ms = number(card, turns, "silence_ms", SILENCE_MS)
+        threshold = number(card, turns, "threshold", THRESHOLD)
+        min_speech_ms = number(card, turns, "min_speech_ms", MIN_SPEECH_MS)
+        latency_ms = number(card, params, "reply_latency_ms", REPLY_LATENCY_MS)
         if silence_ms <= 0 or min_speech_ms < 0 or latency_ms < 0 or not 0 < threshold <= 1:
             raise PmcError(
                 f"system card {card.name}: need silence_ms > 0, min_speech_ms >= 0, "
@@ -264,7 +264,7 @@ class EndpointerCascade(LocalAdapter):
     def prepare(cls, card: SystemCard) -> None:
         """Load the VAD, the recogniser and the voice once per process."""
         load_model()
-        _warm_asr()
+        warm_asr()
         voiced(str(card.params.get("reply_text", REPLY_TEXT)))
 
     async def connect(self) -> None:
@@ -272,7 +272,7 @@ class EndpointerCascade(LocalAdapter):
 
         On a real clock the first reply would otherwise be late by the loading (about 2 s).
         """
-        await self.clock.run_blocking(_warm_asr)
+        await self.clock.run_blocking(warm_asr)
         await self.clock.run_blocking(lambda: voiced(self.reply_text))
 
     async def on_frame(self, samples: FloatArray) -> None:
@@ -292,24 +292,35 @@ class EndpointerCascade(LocalAdapter):
 
     async def _reply(self, endpoint_ns: int, utterance: FloatArray) -> None:
         """Transcribe, choose, speak; then listen again once the reply has finished playing."""
-        said = await self.clock.run_blocking(lambda: transcript(utterance))
-        history = self.preloaded.messages if self.preloaded is not None else []
-        text = reply_to(said, history, self.reply_text)
-        voice = await self.clock.run_blocking(lambda: voiced(text))
-        audio = resample(voice, SAMPLE_RATE, self.card.sample_rate)
-        start_ns = endpoint_ns + self.reply_latency_ns
-        overrun_ns = self.clock.now_ns() - start_ns
-        if overrun_ns > 0:
-            # Computation took longer than the set latency: the reply goes out late, and says so.
-            self.emit(EventKind.SIGNAL, detail={"reply_late_ms": overrun_ns / 1e6})
-        await self.speak_at(start_ns, audio, text, CHUNK_S)
-        await self.clock.sleep_until(start_ns + len(audio) * NS_PER_S // self.card.sample_rate)
+        await speak_reply(self, endpoint_ns + self.reply_latency_ns, utterance, self.reply_text)
         self._utterance = []
         self.endpointer.reset()
         self._replying = False
 
 
-def _number(card: SystemCard, table: Mapping[str, Any], key: str, default: float) -> float:
+async def speak_reply(
+    adapter: LocalAdapter, start_ns: int, utterance: FloatArray, fallback: str
+) -> None:
+    """The cascade's reply half: transcribe ``utterance``, choose the reply, speak it.
+
+    The reply's first sample goes out at ``start_ns``, or as soon as it is ready if computing
+    it took longer (a ``reply_late_ms`` signal says so). Returns once the reply has played.
+    """
+    clock, rate = adapter.clock, adapter.card.sample_rate
+    said = await clock.run_blocking(lambda: transcript(utterance))
+    history = adapter.preloaded.messages if adapter.preloaded is not None else []
+    text = reply_to(said, history, fallback)
+    voice = await clock.run_blocking(lambda: voiced(text))
+    audio = resample(voice, SAMPLE_RATE, rate)
+    overrun_ns = clock.now_ns() - start_ns
+    if overrun_ns > 0:
+        # Computation took longer than the set latency: the reply goes out late, and says so.
+        adapter.emit(EventKind.SIGNAL, detail={"reply_late_ms": overrun_ns / 1e6})
+    await adapter.speak_at(start_ns, audio, text, CHUNK_S)
+    await clock.sleep_until(start_ns + len(audio) * NS_PER_S // rate)
+
+
+def number(card: SystemCard, table: Mapping[str, Any], key: str, default: float) -> float:
     """A numeric card setting, or ``default``; anything else names the card and the key."""
     value = table.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int | float):
