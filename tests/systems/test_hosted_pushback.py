@@ -195,6 +195,7 @@ def test_the_card_stepped_down_and_the_summary_says_so(
     work, fake, output = refused
     observed = json.loads((runs_dir(work) / "refused" / "run.json").read_text())["observed"]
     seen = observed["gpt-realtime-300"]
+    print(f"refused {fake.refused} handshakes; observed: {seen}")
     assert seen["retry_reasons"] == {"rate_limited": fake.refused}
     assert seen["retried"] == fake.refused
     assert seen["lowest_concurrency"] < REFUSED_CONCURRENCY
