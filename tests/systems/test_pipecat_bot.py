@@ -1,0 +1,187 @@
+"""pmc's ``twilio-agent`` card against a real Pipecat 1.14 phone bot, on demo points.
+
+The bot (:mod:`pmc.testing.pipecat_bot`, a child process) runs Pipecat's own pipeline: Twilio
+serializer, Silero VAD, Smart Turn v3.2, a canned reply spoken by Piper. It logs on
+``time.monotonic_ns()``, the harness's real clock on this machine, when its turn analyzer ended
+each caller turn, when each reply's first ``media`` left and each ``clear``. From that log alone:
+
+- each reply's onset in pmc's trace (its first audio's arrival, on the stream clock) is where
+  the bot sent it, within :data:`ON_TIME_S` (a 20 ms chunk and the loopback), widened only by
+  the lateness the trace measured;
+- at a pause, pmc's outcome (a reply began inside the labelled pause) is the bot's (its turn
+  analyzer ended the turn inside the pause);
+- on barge-in (the speaker resumes over the reply) the bot's ``clear`` reaches pmc as an
+  ``interrupted`` output, and nothing of the cut reply arrives after it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pmc.audio import SAMPLE_RATE
+from pmc.harness import ProtocolParams, RunSettings, SystemTally, run_rollouts, runs_dir
+from pmc.points import Point, PointKind, read_points
+from pmc.systems import load_card
+from pmc.testing.hosted import answer_audio
+from pmc.testing.pipecat_bot import REPLY_TEXT, BotEvent, BotEventKind, pipecat_bot, read_log
+from tests.systems.conftest import card_at, held_off_s, linked_points, traces
+
+pytestmark = pytest.mark.slow
+
+CARD = "twilio-agent"
+QUICK = ProtocolParams(reply_silence_s=0.5, no_reply_s=4.0, pause_drain_s=1.0, pause_extra_s=1.0)
+ON_TIME_S = 0.025
+"""pmc's onset of a reply and the bot's own stamp of its first ``media`` agree within this."""
+GAP_S = 0.15
+"""Audio arriving this long after the previous audio begins a new reply (the bot paces its
+``media`` every 40 ms; a new reply needs a new turn end, at least 0.2 s of the VAD's silence)."""
+NS = 1e9
+
+
+def pick(points: list[Point]) -> list[Point]:
+    """The shortest live streams: two pauses and two turn ends."""
+
+    def live_s(p: Point) -> float:
+        return p.stream_end_conv_s - p.stream_start_conv_s
+
+    pauses = [p for p in points if p.kind is PointKind.PAUSE]
+    ends = [p for p in points if p.kind is PointKind.TURN_END]
+    chosen = sorted(pauses, key=live_s)[:2] + sorted(ends, key=live_s)[:2]
+    assert len(chosen) == 4
+    return chosen
+
+
+@dataclass
+class Rollout:
+    point: Point
+    trace: dict[str, Any]
+    events: list[BotEvent]
+    """The bot's log of this rollout's call."""
+
+    def stream_s(self, ns: int) -> float:
+        return (ns - int(self.trace["t0_ns"])) / NS
+
+    def logged_s(self, kind: BotEventKind) -> list[float]:
+        return [self.stream_s(e.ns) for e in self.events if e.event is kind]
+
+    def outputs(self, kind: str) -> list[dict[str, Any]]:
+        return [o for o in self.trace["outputs"] if o["kind"] == kind]
+
+    def onsets_s(self) -> list[float]:
+        """Where each reply's first audio arrived in pmc's trace (stream clock)."""
+        found: list[float] = []
+        last = None
+        for output in self.outputs("audio"):
+            at = self.stream_s(output["arrival_ns"])
+            if output["samples"] and (last is None or at - last > GAP_S):
+                found.append(at)
+            last = at
+        return found
+
+    def tolerance_s(self) -> float:
+        return ON_TIME_S + held_off_s(self.trace)
+
+
+@dataclass
+class Played:
+    tally: SystemTally
+    rollouts: list[Rollout]
+    calls: int
+
+
+@pytest.fixture(scope="module")
+def played(demo_points_workdir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Played]:
+    work = tmp_path_factory.mktemp("pipecat-bot")
+    chosen = {p.point_id: p for p in pick(read_points(demo_points_workdir))}
+    workdir = linked_points(demo_points_workdir, list(chosen.values()), work / "w")
+    log = work / "bot.jsonl"
+    with pipecat_bot(log) as bot:
+        card = load_card(card_at(CARD, bot.url, work / "cards"))
+        settings = RunSettings("pipecat", retries=0, params=QUICK, concurrency=1)
+        tally = run_rollouts(workdir, [card], settings)[CARD]
+    events = read_log(log)
+    found = sorted(
+        traces(runs_dir(workdir) / "pipecat", CARD).items(), key=lambda item: item[1]["t0_ns"]
+    )
+    # One call at a time: the n-th rollout by start time is the bot's n-th call.
+    rollouts = [
+        Rollout(chosen[point], trace, [e for e in events if e.call == n])
+        for n, (point, trace) in enumerate(found, start=1)
+    ]
+    calls = len({e.call for e in events if e.event is BotEventKind.CALL_START})
+    yield Played(tally, rollouts, calls)
+
+
+def test_every_rollout_is_one_call_to_the_bot(played: Played) -> None:
+    assert (played.tally.done, played.tally.failed) == (4, 0), played.tally.causes
+    assert played.calls == len(played.rollouts) == 4
+    for rollout in played.rollouts:
+        kinds = [e.event for e in rollout.events]
+        assert kinds[0] is BotEventKind.CALL_START and kinds[-1] is BotEventKind.CALL_END
+        # the bot read the call's start as the stream began: calls and rollouts are matched
+        assert abs(rollout.logged_s(BotEventKind.CALL_START)[0]) < 0.5
+
+
+def test_the_bot_answers_each_turn_end_and_pmc_takes_it_as_a_reply(played: Played) -> None:
+    for rollout in played.rollouts:
+        if rollout.point.kind is not PointKind.TURN_END:
+            continue
+        assert rollout.logged_s(BotEventKind.TURN_END), rollout.point.point_id
+        assert rollout.logged_s(BotEventKind.FIRST_AUDIO), rollout.point.point_id
+        assert rollout.trace["protocol"]["stop_reason"] == "replied"
+
+
+def test_pmc_hears_each_reply_where_the_bot_sent_it(played: Played) -> None:
+    replies = 0
+    for rollout in played.rollouts:
+        sent = rollout.logged_s(BotEventKind.FIRST_AUDIO)
+        heard = rollout.onsets_s()
+        assert len(heard) == len(sent), (rollout.point.point_id, heard, sent)
+        for at_heard, at_sent in zip(heard, sent, strict=True):
+            assert abs(at_heard - at_sent) <= rollout.tolerance_s(), (at_heard, at_sent)
+            assert at_heard - at_sent >= 0  # received after it was sent, on one clock
+        replies += len(sent)
+    assert replies >= 4
+
+
+def test_pmc_pause_outcome_is_the_bot_turn_analyzer_verdict(played: Played) -> None:
+    for rollout in played.rollouts:
+        if rollout.point.kind is not PointKind.PAUSE:
+            continue
+        start, end = rollout.point.boundary_stream_s, rollout.point.boundary_end_stream_s
+        ended = [t for t in rollout.logged_s(BotEventKind.TURN_END) if start <= t <= end]
+        began = [t for t in rollout.onsets_s() if start <= t <= end]
+        assert bool(began) == bool(ended), (rollout.point.point_id, start, end, ended, began)
+
+
+def test_barge_in_clear_reaches_pmc_and_nothing_of_the_cut_reply_follows(played: Played) -> None:
+    reply_s = len(answer_audio(REPLY_TEXT)) / SAMPLE_RATE
+    cut = 0
+    for rollout in played.rollouts:
+        sent = rollout.logged_s(BotEventKind.CLEAR)
+        clears = [o for o in rollout.outputs("signal") if o["detail"].get("event") == "clear"]
+        heard = [rollout.stream_s(o["arrival_ns"]) for o in clears]
+        assert len(heard) == len(sent), (rollout.point.point_id, heard, sent)
+        for at_heard, at_sent in zip(heard, sent, strict=True):
+            assert 0 <= at_heard - at_sent <= rollout.tolerance_s(), (at_heard, at_sent)
+        onsets = rollout.logged_s(BotEventKind.FIRST_AUDIO)
+        for interrupted in rollout.outputs("interrupted"):
+            at = rollout.stream_s(interrupted["arrival_ns"])
+            assert any(abs(at - c) <= rollout.tolerance_s() for c in sent)  # the bot's clear
+            began = max(t for t in onsets if t < at)
+            following = [t for t in onsets if t > at]
+            until = min(following) if following else float("inf")
+            audio = [
+                (rollout.stream_s(o["arrival_ns"]), o["samples"]) for o in rollout.outputs("audio")
+            ]
+            played_s = sum(n for t, n in audio if began <= t <= at) / SAMPLE_RATE
+            assert played_s < reply_s - 0.5, (played_s, reply_s)  # cut, not finished
+            # nothing of the cut reply arrives after the clear, only a later reply's audio
+            assert [t for t, _ in audio if at < t < until - rollout.tolerance_s()] == []
+            cut += 1
+    assert cut >= 1, "no reply was cut: the points give no barge-in"
