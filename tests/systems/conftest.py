@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import numpy as np
 import pytest
 
 from pmc import io
-from pmc.harness import RunSettings, run_rollouts, runs_dir
+from pmc.audio import FloatArray
+from pmc.clock import NS_PER_S, VirtualClock
+from pmc.harness import RunSettings, run_rollouts, runs_dir, stream_frames
 from pmc.points import MANIFEST_FILE, Point
-from pmc.systems import SystemCard, load_card
+from pmc.systems import Preload, SystemAdapter, SystemCard, SystemEvent, load_card
 from pmc.testing.hosted import Dialect, FakeBehaviour, FakeServer, fake_in_thread
 from pmc.testing.points import write_points
 
@@ -183,3 +187,46 @@ def linked_points(source: Path, chosen: list[Point], work: Path) -> Path:
         for point in chosen:
             handle.write(io.json_line(point.to_dict()))
     return work
+
+
+def error_causes(run_dir: Path) -> dict[str, list[str]]:
+    """The causes each system's failed rollouts recorded in their ``error.json``, by system."""
+    found: dict[str, list[str]] = {}
+    for path in run_dir.rglob("error.json"):
+        record = json.loads(path.read_text())
+        found.setdefault(record["system"], []).extend(record["attempts"])
+    return found
+
+
+def stream_live(
+    adapter: SystemAdapter,
+    clock: VirtualClock,
+    audio: FloatArray,
+    history: Sequence[dict[str, Any]] = (),
+) -> list[SystemEvent]:
+    """Stream ``audio`` live to an in-process adapter on ``clock`` (origin: the first sample)."""
+    size = adapter.card.frame_samples
+    padded = np.concatenate([audio, np.zeros(-len(audio) % size, dtype=np.float32)])
+    frames = [padded[i : i + size].tobytes() for i in range(0, len(padded), size)]
+    frame_ns = size * NS_PER_S // adapter.card.sample_rate
+
+    async def send(_: int, frame: bytes) -> None:
+        await adapter.send_frame(np.frombuffer(frame, dtype=np.float32))
+
+    async def main() -> list[SystemEvent]:
+        await adapter.connect()
+        empty = np.zeros(0, dtype=np.float32)
+        await adapter.preload(Preload("", empty, empty, list(history)))
+        events: list[SystemEvent] = []
+
+        async def collect() -> None:
+            async for event in adapter.events():
+                events.append(event)
+
+        collector = asyncio.create_task(collect())
+        await stream_frames(clock, frames, frame_ns, send, 0)
+        await adapter.close()
+        await collector
+        return events
+
+    return asyncio.run(main())

@@ -1,4 +1,3 @@
-import asyncio
 import importlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,9 +10,8 @@ import soxr
 from pmc.audio import SAMPLE_RATE, FloatArray, resample
 from pmc.clock import NS_PER_S, VirtualClock
 from pmc.errors import PmcError
-from pmc.harness import stream_frames
 from pmc.systems import Family, SystemCard, SystemEvent, load_card
-from pmc.systems._adapter import EventKind, Preload
+from pmc.systems._adapter import EventKind
 from pmc.systems._baselines import spoken
 from pmc.systems._endpointer import (
     REPLY_TEXT,
@@ -25,6 +23,7 @@ from pmc.systems._endpointer import (
 )
 from pmc.systems._vad import VAD_RATE, WINDOW, StreamingVad, speech_probabilities
 from pmc.tts import synthesize
+from tests.systems.conftest import stream_live
 
 SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
 LEAD_S = 0.5
@@ -67,31 +66,7 @@ def rollout(
 ) -> list[SystemEvent]:
     """Stream ``audio`` live to a new adapter on a virtual clock; its origin is the first sample."""
     clock = VirtualClock()
-    adapter = EndpointerCascade(system, clock)
-    size = system.frame_samples
-    padded = np.concatenate([audio, np.zeros(-len(audio) % size, dtype=np.float32)])
-    frames = [padded[i : i + size].tobytes() for i in range(0, len(padded), size)]
-
-    async def send(_: int, frame: bytes) -> None:
-        await adapter.send_frame(np.frombuffer(frame, dtype=np.float32))
-
-    async def main() -> list[SystemEvent]:
-        await adapter.connect()
-        empty = np.zeros(0, dtype=np.float32)
-        await adapter.preload(Preload("", empty, empty, list(history)))
-        events: list[SystemEvent] = []
-
-        async def collect() -> None:
-            async for event in adapter.events():
-                events.append(event)
-
-        collector = asyncio.create_task(collect())
-        await stream_frames(clock, frames, adapter.frame_ns, send, 0)
-        await adapter.close()
-        await collector
-        return events
-
-    return asyncio.run(main())
+    return stream_live(EndpointerCascade(system, clock), clock, audio, history)
 
 
 def first_audio_s(events: list[SystemEvent]) -> float:

@@ -25,7 +25,15 @@ import pytest
 
 from pmc.harness import ProtocolParams, RunSettings, SystemTally, run_rollouts, runs_dir
 from pmc.testing.hosted import Dialect, FakeBehaviour, FakeServer, fake_in_thread, serve_fake
-from tests.systems.conftest import KEY, ON_TIME_S, held_off_s, load, session_of, traces
+from tests.systems.conftest import (
+    KEY,
+    ON_TIME_S,
+    error_causes,
+    held_off_s,
+    load,
+    session_of,
+    traces,
+)
 
 SHORT = "Right, I see."
 """A short answer keeps each rollout to a few seconds."""
@@ -132,14 +140,6 @@ def fake_on_port(port: int) -> Iterator[None]:
         loop.close()
 
 
-def causes(run_dir: Path) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
-    for path in run_dir.rglob("error.json"):
-        record = json.loads(path.read_text())
-        found.setdefault(record["system"], []).extend(record["attempts"])
-    return found
-
-
 @pytest.fixture(scope="module")
 def outcome(hosted_points: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outcome]:
     folder = tmp_path_factory.mktemp("fault-cards")
@@ -167,12 +167,12 @@ def outcome(hosted_points: Path, tmp_path_factory: pytest.TempPathFactory) -> It
             cards.append(card)
         first = run_rollouts(hosted_points, cards, settings)
         run_dir = runs_dir(hosted_points) / RUN
-        first_causes = causes(run_dir)
+        first_causes = error_causes(run_dir)
         for fake in fakes.values():
             fake.behaviour = FakeBehaviour(reply_text=SHORT)
         with fake_on_port(port):
             second = run_rollouts(hosted_points, cards, settings)
-        yield Outcome(first, first_causes, second, causes(run_dir), fakes, run_dir)
+        yield Outcome(first, first_causes, second, error_causes(run_dir), fakes, run_dir)
 
 
 @pytest.mark.parametrize("label", FAILING)

@@ -10,7 +10,6 @@ import pytest
 from pmc.audio import SAMPLE_RATE, FloatArray
 from pmc.clock import NS_PER_S, VirtualClock
 from pmc.errors import PmcError
-from pmc.harness import stream_frames
 from pmc.systems import (
     EventKind,
     Family,
@@ -19,10 +18,10 @@ from pmc.systems import (
     SystemEvent,
     create_adapter,
 )
-from pmc.systems._adapter import Preload
 from pmc.systems._baselines import spoken
 from pmc.systems._endpointer import REPLY_TEXT
 from pmc.systems._smart_turn import INSTALL_HINT, SmartTurnCascade, pipecat
+from tests.systems.conftest import stream_live
 from tests.systems.test_endpointer import LEAD_S, TAIL_S, card, phrase, silence
 
 LATENCY_S = 1.0
@@ -39,30 +38,7 @@ def rollout(system: SystemCard, audio: FloatArray) -> list[SystemEvent]:
     clock = VirtualClock()
     adapter = create_adapter(system, clock)
     assert isinstance(adapter, LocalAdapter)
-    size = system.frame_samples
-    padded = np.concatenate([audio, np.zeros(-len(audio) % size, dtype=np.float32)])
-    frames = [padded[i : i + size].tobytes() for i in range(0, len(padded), size)]
-
-    async def send(_: int, frame: bytes) -> None:
-        await adapter.send_frame(np.frombuffer(frame, dtype=np.float32))
-
-    async def main() -> list[SystemEvent]:
-        await adapter.connect()
-        empty = np.zeros(0, dtype=np.float32)
-        await adapter.preload(Preload("", empty, empty, []))
-        events: list[SystemEvent] = []
-
-        async def collect() -> None:
-            async for event in adapter.events():
-                events.append(event)
-
-        collector = asyncio.create_task(collect())
-        await stream_frames(clock, frames, adapter.frame_ns, send, 0)
-        await adapter.close()
-        await collector
-        return events
-
-    return asyncio.run(main())
+    return stream_live(adapter, clock, audio)
 
 
 def spoken_turn(parts: list[str], gap_s: float) -> tuple[FloatArray, list[tuple[float, float]]]:

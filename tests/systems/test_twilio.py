@@ -7,7 +7,6 @@ by the lateness the trace measured), stop playing where the fake's ``clear`` cam
 the pause point), and turn each fault into a transport error that a resume retries.
 """
 
-import json
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ import pytest
 from pmc.harness import ProtocolParams, RunSettings, SystemTally, run_rollouts, runs_dir
 from pmc.systems import load_card
 from pmc.testing.twilio import AgentBehaviour, FakeAgent, fake_agent
-from tests.systems.conftest import card_at, held_off_s, traces
+from tests.systems.conftest import card_at, error_causes, held_off_s, traces
 
 QUICK = ProtocolParams(reply_silence_s=0.5, no_reply_s=4.0)
 CARD = "twilio-agent"
@@ -117,14 +116,6 @@ FAULTS = {
 }
 
 
-def causes(run_dir: Path) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
-    for path in run_dir.rglob("error.json"):
-        record = json.loads(path.read_text())
-        found.setdefault(record["system"], []).extend(record["attempts"])
-    return found
-
-
 @dataclass
 class Faulted:
     first: dict[str, SystemTally]
@@ -146,7 +137,7 @@ def faulted(hosted_points: Path, tmp_path_factory: pytest.TempPathFactory) -> It
             cards.append(load_card(path))
         first = run_rollouts(hosted_points, cards, settings)
         run_dir = runs_dir(hosted_points) / "twilio-faults"
-        first_causes = causes(run_dir)
+        first_causes = error_causes(run_dir)
         for agent in agents.values():
             agent.behaviour = AgentBehaviour()
         second = run_rollouts(hosted_points, cards, settings)
