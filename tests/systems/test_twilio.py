@@ -150,9 +150,17 @@ def test_a_fault_is_a_transport_error_with_its_cause_and_is_retried(
 ) -> None:
     cause = FAULTS[label][1]
     first, second = faulted.first[label], faulted.second[label]
-    if not cause:  # an unknown event is kept, never fatal
+    if not cause:  # an unknown event is kept in the trace and counted, never fatal
         assert (first.done, first.failed) == (2, 0)
         assert label not in faulted.first_causes
+        kept = [
+            o["detail"]
+            for trace in traces(faulted.run_dir, label).values()
+            for o in trace["outputs"]
+            if o["detail"].get("type") == "pmc.unknown"
+        ]
+        assert len(kept) == 1 and kept[0]["event"]
+        assert first.unknown == {f"event {kept[0]['event']}": 1}
         return
     assert (first.done, first.failed) == (1, 1)
     recorded = faulted.first_causes[label]
