@@ -35,6 +35,7 @@ def test_bundled_cards_load() -> None:
         "person",
         "personaplex",
         "personaplex-stock",
+        "pipecat-agent",
         "shuffled-person",
         "smart-turn",
         "smart-turn-fast",
@@ -53,7 +54,7 @@ def test_bundled_cards_load() -> None:
 
 def test_every_bundled_card_reads_back_from_what_a_rollout_records() -> None:
     cards = [load_card(p) for p in sorted(SYSTEMS.glob("*.toml"))]
-    assert len(cards) == 18
+    assert len(cards) == 19
     for card in cards:
         assert SystemCard.from_dict(card.to_dict()) == card
 

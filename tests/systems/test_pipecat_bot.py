@@ -1,21 +1,25 @@
-"""pmc's ``twilio-agent`` card against a real Pipecat 1.14 phone bot, on demo points.
+"""pmc's ``twilio-agent`` and ``pipecat-agent`` cards against a real Pipecat 1.14 bot.
 
-The bot (:mod:`pmc.testing.pipecat_bot`, a child process) runs Pipecat's own pipeline: Twilio
-serializer, Silero VAD, Smart Turn v3.2, a canned reply spoken by Piper. It logs on
-``time.monotonic_ns()``, the harness's real clock on this machine, when its turn analyzer ended
-each caller turn, when each reply's first ``media`` left and each ``clear``. From that log alone:
+The bot (:mod:`pmc.testing.pipecat_bot`, a child process) runs Pipecat's own pipeline: Silero
+VAD, Smart Turn v3.2, a canned reply spoken by Piper, behind the Twilio serializer (8 kHz) on one
+route and Pipecat's protobuf serializer (16 kHz) on another; each card runs against its route.
+It logs on ``time.monotonic_ns()``, the harness's real clock on this machine, when its turn
+analyzer ended each caller turn, when each reply's first audio left and each interruption (a
+Twilio ``clear``, an ``InterruptionFrame``). Both cards play the same demo points. From that
+log alone:
 
 - each reply's onset in pmc's trace (its first audio's arrival, on the stream clock) is where
   the bot sent it, within :data:`ON_TIME_S` (a 20 ms chunk and the loopback), widened only by
   the lateness the trace measured;
 - at a pause, pmc's outcome (a reply began inside the labelled pause) is the bot's (its turn
   analyzer ended the turn inside the pause);
-- on barge-in (the speaker resumes over the reply) the bot's ``clear`` reaches pmc as an
+- on barge-in (the speaker resumes over the reply) the bot's interruption reaches pmc as an
   ``interrupted`` output, and nothing of the cut reply arrives after it.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,18 +32,28 @@ from pmc.harness import ProtocolParams, RunSettings, SystemTally, run_rollouts, 
 from pmc.points import Point, PointKind, read_points
 from pmc.systems import load_card
 from pmc.testing.hosted import answer_audio
-from pmc.testing.pipecat_bot import REPLY_TEXT, BotEvent, BotEventKind, pipecat_bot, read_log
+from pmc.testing.pipecat_bot import (
+    REPLY_TEXT,
+    BotEvent,
+    BotEventKind,
+    RunningBot,
+    Wire,
+    pipecat_bot,
+    read_log,
+)
 from tests.systems.conftest import card_at, held_off_s, linked_points, traces
 
 pytestmark = pytest.mark.slow
 
-CARD = "twilio-agent"
+CARDS = {Wire.TWILIO: "twilio-agent", Wire.PROTOBUF: "pipecat-agent"}
+CLEARS = {Wire.TWILIO: "clear", Wire.PROTOBUF: "interruption"}
+"""The ``detail.event`` of the signal that carries the bot's interruption, per wire."""
 QUICK = ProtocolParams(reply_silence_s=0.5, no_reply_s=4.0, pause_drain_s=1.0, pause_extra_s=1.0)
 ON_TIME_S = 0.025
 """pmc's onset of a reply and the bot's own stamp of its first ``media`` agree within this."""
 GAP_S = 0.15
 """Audio arriving this long after the previous audio begins a new reply (the bot paces its
-``media`` every 40 ms; a new reply needs a new turn end, at least 0.2 s of the VAD's silence)."""
+audio every 20 to 40 ms; a new reply needs a new turn end, at least 0.2 s of the VAD's silence)."""
 NS = 1e9
 
 
@@ -89,32 +103,58 @@ class Rollout:
 
 @dataclass
 class Played:
+    wire: Wire
     tally: SystemTally
     rollouts: list[Rollout]
     calls: int
 
 
 @pytest.fixture(scope="module")
-def played(demo_points_workdir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Played]:
-    work = tmp_path_factory.mktemp("pipecat-bot")
+def bot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningBot]:
+    """One bot for both wires (it loads Pipecat and voices its reply once)."""
+    with pipecat_bot(tmp_path_factory.mktemp("pipecat-bot") / "bot.jsonl") as running:
+        yield running
+
+
+@pytest.fixture(scope="module", params=list(Wire))
+def played(
+    request: pytest.FixtureRequest,
+    bot: RunningBot,
+    demo_points_workdir: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Played:
+    wire: Wire = request.param
+    name = CARDS[wire]
+    work = tmp_path_factory.mktemp(f"pipecat-{wire}")
     chosen = {p.point_id: p for p in pick(read_points(demo_points_workdir))}
     workdir = linked_points(demo_points_workdir, list(chosen.values()), work / "w")
-    log = work / "bot.jsonl"
-    with pipecat_bot(log) as bot:
-        card = load_card(card_at(CARD, bot.url, work / "cards"))
-        settings = RunSettings("pipecat", retries=0, params=QUICK, concurrency=1)
-        tally = run_rollouts(workdir, [card], settings)[CARD]
-    events = read_log(log)
+    before = max((e.call for e in read_log(bot.log)), default=0)
+    card = load_card(card_at(name, bot.urls[wire], work / "cards"))
+    settings = RunSettings("pipecat", retries=0, params=QUICK, concurrency=1)
+    tally = run_rollouts(workdir, [card], settings)[name]
+    # The bot logs a call's end as it notices the hang-up: wait for the last one.
+    events = _logged_until_ended(bot.log, before, len(chosen))
     found = sorted(
-        traces(runs_dir(workdir) / "pipecat", CARD).items(), key=lambda item: item[1]["t0_ns"]
+        traces(runs_dir(workdir) / "pipecat", name).items(), key=lambda item: item[1]["t0_ns"]
     )
-    # One call at a time: the n-th rollout by start time is the bot's n-th call.
+    # One call at a time: the n-th rollout by start time is the bot's n-th call of this run.
     rollouts = [
-        Rollout(chosen[point], trace, [e for e in events if e.call == n])
+        Rollout(chosen[point], trace, [e for e in events if e.call == before + n])
         for n, (point, trace) in enumerate(found, start=1)
     ]
     calls = len({e.call for e in events if e.event is BotEventKind.CALL_START})
-    yield Played(tally, rollouts, calls)
+    return Played(wire, tally, rollouts, calls)
+
+
+def _logged_until_ended(log: Path, before: int, calls: int, wait_s: float = 5.0) -> list[BotEvent]:
+    """The log's events of the calls after ``before``, once ``calls`` of them have ended."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        events = [e for e in read_log(log) if e.call > before]
+        ended = sum(e.event is BotEventKind.CALL_END for e in events)
+        if ended >= calls or time.monotonic() > deadline:
+            return events
+        time.sleep(0.05)
 
 
 def test_every_rollout_is_one_call_to_the_bot(played: Played) -> None:
@@ -164,7 +204,8 @@ def test_barge_in_clear_reaches_pmc_and_nothing_of_the_cut_reply_follows(played:
     cut = 0
     for rollout in played.rollouts:
         sent = rollout.logged_s(BotEventKind.CLEAR)
-        clears = [o for o in rollout.outputs("signal") if o["detail"].get("event") == "clear"]
+        clear = CLEARS[played.wire]
+        clears = [o for o in rollout.outputs("signal") if o["detail"].get("event") == clear]
         heard = [rollout.stream_s(o["arrival_ns"]) for o in clears]
         assert len(heard) == len(sent), (rollout.point.point_id, heard, sent)
         for at_heard, at_sent in zip(heard, sent, strict=True):

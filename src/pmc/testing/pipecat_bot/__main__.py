@@ -1,4 +1,4 @@
-"""``python -m pmc.testing.pipecat_bot --port N --log FILE``: serve the real Pipecat phone bot."""
+"""``python -m pmc.testing.pipecat_bot --port N --log FILE``: serve the real Pipecat bot."""
 
 from __future__ import annotations
 

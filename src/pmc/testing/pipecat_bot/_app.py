@@ -1,4 +1,4 @@
-"""The bot's web app: one FastAPI websocket route, a Pipecat pipeline per call, on uvicorn."""
+"""The bot's web app: one FastAPI websocket route per serializer, a Pipecat pipeline per call."""
 
 from __future__ import annotations
 
@@ -9,23 +9,30 @@ import uvicorn
 from fastapi import FastAPI, WebSocket
 
 from pmc.testing.pipecat_bot._log import BotLog
-from pmc.testing.pipecat_bot._pipeline import run_call
-from pmc.testing.pipecat_bot._reply import reply_pcm
-
-HOST = "127.0.0.1"
-PATH = "/media-stream"
+from pmc.testing.pipecat_bot._pipeline import run_protobuf_call, run_twilio_call
+from pmc.testing.pipecat_bot._process import HOST, PATHS, Wire
+from pmc.testing.pipecat_bot._reply import PROTOBUF_RATE, RATE, reply_pcm
 
 
 def build_app(log: BotLog) -> FastAPI:
-    """The app: ``PATH`` takes Twilio Media Streams calls; the reply is voiced before any call."""
+    """The app: Twilio Media Streams calls and protobuf-frame calls, each on its route.
+
+    The reply is voiced at both rates before any call; calls are numbered across routes.
+    """
     app = FastAPI()
-    pcm = reply_pcm()
+    twilio_pcm = reply_pcm(rate=RATE)
+    protobuf_pcm = reply_pcm(rate=PROTOBUF_RATE)
     numbers = itertools.count(1)
 
-    @app.websocket(PATH)
+    @app.websocket(PATHS[Wire.TWILIO])
     async def media_stream(websocket: WebSocket) -> None:
         await websocket.accept()
-        await run_call(websocket, log, next(numbers), pcm)
+        await run_twilio_call(websocket, log, next(numbers), twilio_pcm)
+
+    @app.websocket(PATHS[Wire.PROTOBUF])
+    async def frames(websocket: WebSocket) -> None:
+        await websocket.accept()
+        await run_protobuf_call(websocket, log, next(numbers), protobuf_pcm)
 
     return app
 

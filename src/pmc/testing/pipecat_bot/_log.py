@@ -20,15 +20,15 @@ class BotEventKind(StrEnum):
     """What the bot logged."""
 
     CALL_START = "call_start"
-    """The Twilio handshake was read (``connected`` and ``start``)."""
+    """The Twilio handshake was read (``connected`` and ``start``), or a protobuf call accepted."""
     TURN_START = "turn_start"
     """The user-turn start strategy (Silero VAD) began the caller's turn."""
     TURN_END = "turn_end"
     """The stop strategy (Smart Turn v3.2) ended the caller's turn."""
     FIRST_AUDIO = "first_audio"
-    """A reply's first ``media`` message, stamped just before it was sent."""
+    """A reply's first audio (``media`` or ``AudioRawFrame``), stamped just before it was sent."""
     CLEAR = "clear"
-    """A ``clear`` message, stamped just before it was sent."""
+    """A ``clear`` (Twilio) or ``InterruptionFrame`` (protobuf), stamped just before it was sent."""
     CALL_END = "call_end"
     """The caller hung up."""
 

@@ -1,10 +1,11 @@
-"""One call's real Pipecat pipeline: Twilio, Silero VAD, Smart Turn v3.2, a canned reply in Piper.
+"""One call's real Pipecat pipeline: Silero VAD, Smart Turn v3.2, a canned reply in Piper.
 
 transport in -> VADProcessor -> UserTurnProcessor -> CannedReply -> PiperSpeech -> transport out,
-at 8 kHz both ways (Pipecat's defaults resample and lose the end of each reply). The canned
-reply stands in for an LLM: on the end of the caller's turn it says a fixed sentence. The
-serializer is Pipecat's Twilio one with auto hang-up off (no credentials, no REST call), wrapped
-to log each reply's first ``media`` and each ``clear`` just before they are sent.
+at the wire's rate both ways (Pipecat's defaults resample and lose the end of each reply). The
+canned reply stands in for an LLM: on the end of the caller's turn it says a fixed sentence.
+Two serializers, one per route: Pipecat's Twilio one (8 kHz) with auto hang-up off (no
+credentials, no REST call), and its protobuf one (16 kHz), each wrapped to log a reply's first
+audio and each interruption (``clear``) just before they are sent.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.audio.vad_processor import VADProcessor
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.runner.utils import parse_telephony_websocket
+from pipecat.serializers.base_serializer import FrameSerializer
+from pipecat.serializers.protobuf import ProtobufFrameSerializer
 from pipecat.serializers.twilio import TwilioFrameSerializer
 from pipecat.transports.websocket.fastapi import FastAPIWebsocketParams, FastAPIWebsocketTransport
 from pipecat.turns.user_start.vad_user_turn_start_strategy import VADUserTurnStartStrategy
@@ -39,10 +42,12 @@ from pipecat.turns.user_turn_strategies import UserTurnStrategies
 from pipecat.workers.runner import WorkerRunner
 
 from pmc.testing.pipecat_bot._log import BotEventKind, BotLog
-from pmc.testing.pipecat_bot._reply import RATE, REPLY_TEXT
+from pmc.testing.pipecat_bot._reply import PROTOBUF_RATE, RATE, REPLY_TEXT
 
-PIECE_BYTES = RATE * 2 * 20 // 1000
-"""20 ms of 16-bit PCM at 8 kHz: one ``TTSAudioRawFrame``."""
+
+def piece_bytes(rate: int) -> int:
+    """20 ms of 16-bit PCM at ``rate``: one ``TTSAudioRawFrame``."""
+    return rate * 2 * 20 // 1000
 
 
 class CallState:
@@ -59,6 +64,16 @@ class CallState:
         self.log.write(event, self.call, self.stream_sid)
 
 
+def log_sent(state: CallState, frame: Frame) -> None:
+    """Log a reply's first audio or an interruption, about to be sent."""
+    if isinstance(frame, InterruptionFrame):
+        state.reply_pending = False  # what was queued is dropped
+        state.write(BotEventKind.CLEAR)
+    elif isinstance(frame, OutputAudioRawFrame) and state.reply_pending:
+        state.reply_pending = False
+        state.write(BotEventKind.FIRST_AUDIO)
+
+
 class LoggingTwilioSerializer(TwilioFrameSerializer):
     """Pipecat's Twilio serializer, logging a reply's first ``media`` and every ``clear``."""
 
@@ -69,14 +84,22 @@ class LoggingTwilioSerializer(TwilioFrameSerializer):
 
     async def serialize(self, frame: Frame) -> str | bytes | None:
         payload = await super().serialize(frame)
-        if payload is None:
-            return None
-        if isinstance(frame, InterruptionFrame):
-            self._state.reply_pending = False  # what was queued is dropped
-            self._state.write(BotEventKind.CLEAR)
-        elif isinstance(frame, OutputAudioRawFrame) and self._state.reply_pending:
-            self._state.reply_pending = False
-            self._state.write(BotEventKind.FIRST_AUDIO)
+        if payload is not None:
+            log_sent(self._state, frame)
+        return payload
+
+
+class LoggingProtobufSerializer(ProtobufFrameSerializer):
+    """Pipecat's protobuf serializer, logging a reply's first audio and every interruption."""
+
+    def __init__(self, state: CallState) -> None:
+        super().__init__()
+        self._state = state
+
+    async def serialize(self, frame: Frame) -> str | bytes | None:
+        payload = await super().serialize(frame)
+        if payload is not None:
+            log_sent(self._state, frame)
         return payload
 
 
@@ -95,12 +118,13 @@ class CannedReply(FrameProcessor):
 
 
 class PiperSpeech(FrameProcessor):
-    """Speaks each text as the canned reply's audio: started, 20 ms pieces at 8 kHz, stopped."""
+    """Speaks each text as the canned reply's audio: started, 20 ms pieces at ``rate``, stopped."""
 
-    def __init__(self, state: CallState, pcm: bytes) -> None:
+    def __init__(self, state: CallState, pcm: bytes, rate: int) -> None:
         super().__init__()
         self._state = state
         self._pcm = pcm
+        self._rate = rate
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         await super().process_frame(frame, direction)
@@ -109,24 +133,40 @@ class PiperSpeech(FrameProcessor):
             return
         self._state.reply_pending = True
         await self.push_frame(TTSStartedFrame())
-        for at in range(0, len(self._pcm), PIECE_BYTES):
-            piece = self._pcm[at : at + PIECE_BYTES]
-            await self.push_frame(TTSAudioRawFrame(piece, sample_rate=RATE, num_channels=1))
+        size = piece_bytes(self._rate)
+        for at in range(0, len(self._pcm), size):
+            piece = self._pcm[at : at + size]
+            await self.push_frame(TTSAudioRawFrame(piece, sample_rate=self._rate, num_channels=1))
         await self.push_frame(TTSStoppedFrame())
 
 
-async def run_call(websocket: Any, log: BotLog, call: int, pcm: bytes) -> None:
-    """Serve one accepted Twilio Media Streams websocket until the caller hangs up."""
+async def run_twilio_call(websocket: Any, log: BotLog, call: int, pcm: bytes) -> None:
+    """Serve one accepted Twilio Media Streams websocket (8 kHz) until the caller hangs up."""
     _, call_data = await parse_telephony_websocket(websocket)
     state = CallState(log, call, str(call_data["stream_id"]))
     state.write(BotEventKind.CALL_START)
+    serializer = LoggingTwilioSerializer(state, str(call_data["call_id"]))
+    await run_call(websocket, state, serializer, pcm, RATE)
+
+
+async def run_protobuf_call(websocket: Any, log: BotLog, call: int, pcm: bytes) -> None:
+    """Serve one accepted websocket of Pipecat's protobuf frames (16 kHz) until it closes."""
+    state = CallState(log, call, f"ws-{call}")
+    state.write(BotEventKind.CALL_START)
+    await run_call(websocket, state, LoggingProtobufSerializer(state), pcm, PROTOBUF_RATE)
+
+
+async def run_call(
+    websocket: Any, state: CallState, serializer: FrameSerializer, pcm: bytes, rate: int
+) -> None:
+    """Run the call's pipeline over ``serializer`` at ``rate`` until the caller hangs up."""
     transport = FastAPIWebsocketTransport(
         websocket=websocket,
         params=FastAPIWebsocketParams(
             audio_in_enabled=True,
             audio_out_enabled=True,
             add_wav_header=False,
-            serializer=LoggingTwilioSerializer(state, str(call_data["call_id"])),
+            serializer=serializer,
         ),
     )
     turns = UserTurnProcessor(
@@ -155,13 +195,13 @@ async def run_call(websocket: Any, log: BotLog, call: int, pcm: bytes) -> None:
             VADProcessor(vad_analyzer=SileroVADAnalyzer()),
             turns,
             CannedReply(),
-            PiperSpeech(state, pcm),
+            PiperSpeech(state, pcm, rate),
             transport.output(),
         ]
     )
     worker = PipelineWorker(
         pipeline,
-        params=PipelineParams(audio_in_sample_rate=RATE, audio_out_sample_rate=RATE),
+        params=PipelineParams(audio_in_sample_rate=rate, audio_out_sample_rate=rate),
         enable_rtvi=False,
     )
 

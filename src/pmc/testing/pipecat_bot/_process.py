@@ -10,20 +10,36 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
+
+class Wire(StrEnum):
+    """Which serializer a call speaks: the route it connects to."""
+
+    TWILIO = "twilio"
+    """Twilio Media Streams (JSON, 8 kHz mu-law), Pipecat's ``TwilioFrameSerializer``."""
+    PROTOBUF = "protobuf"
+    """Pipecat's own protobuf frames (16 kHz PCM16), its ``ProtobufFrameSerializer``."""
+
+
 HOST = "127.0.0.1"
-PATH = "/media-stream"
+PATHS = {Wire.TWILIO: "/media-stream", Wire.PROTOBUF: "/ws"}
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 15.0
 
 
 @dataclass(frozen=True)
 class RunningBot:
-    """A bot that listens: its Media Streams URL and the JSON-lines log it writes."""
+    """A bot that listens: its URL for each serializer and the JSON-lines log it writes."""
 
-    url: str
+    urls: dict[Wire, str]
     log: Path
+
+    @property
+    def url(self) -> str:
+        """The Twilio Media Streams URL."""
+        return self.urls[Wire.TWILIO]
 
 
 def free_port() -> int:
@@ -42,7 +58,7 @@ def _listening(port: int) -> bool:
 
 @contextmanager
 def pipecat_bot(log: Path, port: int | None = None) -> Iterator[RunningBot]:
-    """Run ``python -m pmc.testing.pipecat_bot`` until the block ends; yields its URL and log.
+    """Run ``python -m pmc.testing.pipecat_bot`` until the block ends; yields its URLs and log.
 
     Waits until the bot accepts connections (it voices its reply and loads Pipecat first).
     """
@@ -55,7 +71,7 @@ def pipecat_bot(log: Path, port: int | None = None) -> Iterator[RunningBot]:
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"the Pipecat bot did not start (exit status {process.poll()})")
             time.sleep(0.1)
-        yield RunningBot(f"ws://{HOST}:{port}{PATH}", log)
+        yield RunningBot({wire: f"ws://{HOST}:{port}{path}" for wire, path in PATHS.items()}, log)
     finally:
         if process.poll() is None:
             process.send_signal(signal.SIGINT)
