@@ -74,7 +74,19 @@ def log_sent(state: CallState, frame: Frame) -> None:
         state.write(BotEventKind.FIRST_AUDIO)
 
 
-class LoggingTwilioSerializer(TwilioFrameSerializer):
+class _LogsSent:
+    """Logs each frame the serializer it is mixed into actually puts on the wire."""
+
+    _state: CallState
+
+    async def serialize(self, frame: Frame) -> str | bytes | None:
+        payload: str | bytes | None = await super().serialize(frame)  # type: ignore[misc]
+        if payload is not None:
+            log_sent(self._state, frame)
+        return payload
+
+
+class LoggingTwilioSerializer(_LogsSent, TwilioFrameSerializer):
     """Pipecat's Twilio serializer, logging a reply's first ``media`` and every ``clear``."""
 
     def __init__(self, state: CallState, call_sid: str) -> None:
@@ -82,25 +94,13 @@ class LoggingTwilioSerializer(TwilioFrameSerializer):
         super().__init__(state.stream_sid, call_sid, params=params)
         self._state = state
 
-    async def serialize(self, frame: Frame) -> str | bytes | None:
-        payload = await super().serialize(frame)
-        if payload is not None:
-            log_sent(self._state, frame)
-        return payload
 
-
-class LoggingProtobufSerializer(ProtobufFrameSerializer):
+class LoggingProtobufSerializer(_LogsSent, ProtobufFrameSerializer):
     """Pipecat's protobuf serializer, logging a reply's first audio and every interruption."""
 
     def __init__(self, state: CallState) -> None:
         super().__init__()
         self._state = state
-
-    async def serialize(self, frame: Frame) -> str | bytes | None:
-        payload = await super().serialize(frame)
-        if payload is not None:
-            log_sent(self._state, frame)
-        return payload
 
 
 class CannedReply(FrameProcessor):
