@@ -36,3 +36,14 @@ def test_an_interruption_drops_what_was_not_yet_played() -> None:
     # Audio that arrives after the interruption plays at its arrival.
     assert np.all(track[round(2.5 * SR) : 3 * SR] == np.float32(0.3))
     assert played.dropped_samples == round(0.5 * SR) + SR
+
+
+def test_a_chunk_that_arrived_just_before_an_interruption_is_cut_by_it() -> None:
+    # 8.6 microseconds apart, both in the same 24 kHz sample: the order on the clock decides.
+    queued = _chunk(1.0, 0.2, 0.1)
+    last = Chunk(T0 + 1_100_000_000, np.full(960, 0.2, np.float32))
+    played = reconstruct([queued, last], T0, interruptions_ns=[T0 + 1_100_008_600])
+    track = played.track
+    assert np.all(track[SR : round(1.1 * SR)] == np.float32(0.1))
+    assert not track[round(1.1 * SR) :].any()  # neither the rest nor the last chunk plays
+    assert played.dropped_samples == round(0.1 * SR) + 960

@@ -55,7 +55,11 @@ def reconstruct(
     placed: list[tuple[int, FloatArray]] = []
     cursor = 0  # where the next chunk can start playing, in samples from t0
     backlog = 0
-    pending = sorted(round((t - t0_ns) * sample_rate / NS_PER_S) for t in interruptions_ns)
+    pending = sorted(interruptions_ns)
+
+    def sample(ns: int) -> int:
+        return round((ns - t0_ns) * sample_rate / NS_PER_S)
+
     dropped = 0
 
     def interrupt(at: int) -> None:
@@ -69,15 +73,17 @@ def reconstruct(
         cursor = min(cursor, at)
 
     for chunk in chunks:
-        arrival = round((chunk.arrival_ns - t0_ns) * sample_rate / NS_PER_S)
-        while pending and pending[0] <= arrival:
-            interrupt(pending.pop(0))
+        arrival = sample(chunk.arrival_ns)
+        # Compared on the clock, not in samples: a chunk that arrived a few microseconds before
+        # an interruption rounds to the same sample, and is still cut by it.
+        while pending and pending[0] < chunk.arrival_ns:
+            interrupt(sample(pending.pop(0)))
         start = max(arrival, cursor)
         backlog = max(backlog, start - arrival)
         placed.append((start, chunk.samples))
         cursor = start + len(chunk.samples)
-    for at in pending:
-        interrupt(at)
+    for at_ns in pending:
+        interrupt(sample(at_ns))
     total = max((s + len(a) for s, a in placed), default=0)
     if length_s is not None:
         total = max(total, round(length_s * sample_rate))
