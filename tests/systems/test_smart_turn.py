@@ -16,13 +16,14 @@ from pmc.systems import (
     LocalAdapter,
     SystemCard,
     SystemEvent,
+    _endpointer,
     create_adapter,
 )
 from pmc.systems._baselines import spoken
 from pmc.systems._endpointer import REPLY_TEXT
 from pmc.systems._smart_turn import INSTALL_HINT, SmartTurnCascade, pipecat
 from tests.systems.conftest import stream_live
-from tests.systems.test_endpointer import LEAD_S, TAIL_S, card, phrase, silence
+from tests.systems.test_endpointer import ANSWER, HISTORY, LEAD_S, TAIL_S, card, phrase, silence
 
 LATENCY_S = 1.0
 """Every card's ``reply_latency_ms`` (smart-turn and the endpointers alike)."""
@@ -33,12 +34,14 @@ VAD_LAG_S = 0.15
 time starts: 20 to 110 ms on Piper speech when this was written."""
 
 
-def rollout(system: SystemCard, audio: FloatArray) -> list[SystemEvent]:
+def rollout(
+    system: SystemCard, audio: FloatArray, history: list[dict[str, Any]] | None = None
+) -> list[SystemEvent]:
     """Stream ``audio`` live to the card's adapter on a virtual clock (origin: first sample)."""
     clock = VirtualClock()
     adapter = create_adapter(system, clock)
     assert isinstance(adapter, LocalAdapter)
-    return stream_live(adapter, clock, audio)
+    return stream_live(adapter, clock, audio, history or [])
 
 
 def spoken_turn(parts: list[str], gap_s: float) -> tuple[FloatArray, list[tuple[float, float]]]:
@@ -90,6 +93,32 @@ def test_replies_after_a_complete_turn_once_the_model_says_so(
     assert [e.text for e in events if e.kind == EventKind.TEXT] == [REPLY_TEXT]
     reply = np.concatenate([e.samples for e in events if e.kind == EventKind.AUDIO])
     np.testing.assert_array_equal(reply, spoken(REPLY_TEXT))
+
+
+def test_the_reply_hears_every_sample_of_the_turn_and_answers_a_question_from_the_history(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The stream resampler returns nothing for some 20 ms frames; those frames must still reach
+    # the recogniser, or the question loses words (the demo lost "Do you" of "Do you remember").
+    question, length = phrase("What colour was the car you bought?")
+    audio = np.concatenate([silence(LEAD_S), question, silence(TAIL_S)])
+    heard: list[FloatArray] = []
+    recognise = _endpointer.transcript
+
+    def spy(utterance: FloatArray) -> str:
+        if np.any(utterance):  # not the 100 ms of silence that warms the recogniser up
+            heard.append(utterance)
+        return recognise(utterance)
+
+    monkeypatch.setattr(_endpointer, "transcript", spy)
+    events = rollout(card("smart-turn"), audio, HISTORY)
+    assert [e.text for e in events if e.kind == EventKind.TEXT] == [ANSWER]
+    [utterance] = heard
+    end = round(turn_end_s(events) * SAMPLE_RATE)
+    assert LEAD_S + length < turn_end_s(events)
+    # Every frame from the first up to the turn end, in order: the audio as streamed.
+    np.testing.assert_array_equal(utterance, audio[: len(utterance)])
+    assert end - len(utterance) < 4 * 480  # the last frames queued before the verdict
 
 
 def test_holds_a_pause_after_an_incomplete_clause_where_a_silence_window_takes_the_turn() -> None:

@@ -235,12 +235,15 @@ class SmartTurnCascade(LocalAdapter):
 
     async def _hear(self, frame: FloatArray) -> None:
         """One input frame, in a Pipecat pipeline's order: turn analyzer first, then the VAD."""
+        if not self._replying:
+            # Kept before resampling: the stream resampler returns nothing for some frames (it
+            # releases their samples with a later one), and the reply transcribes every frame.
+            self._utterance.append(frame)
         pcm = to_pcm16(self._resampler.resample_chunk(frame)).tobytes()
         if not pcm:
             return
         complete = self._modules["turn"].EndOfTurnState.COMPLETE
         if not self._replying:
-            self._utterance.append(frame)
             with _ROLLOUT_TIME.at(self.clock):
                 state = self._turn.append_audio(pcm, self._user_speaking)
             if state == complete:  # the silence fallback: no model verdict
