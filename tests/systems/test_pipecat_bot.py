@@ -19,13 +19,16 @@ log alone:
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
+import soundfile as sf
 
 from pmc.audio import SAMPLE_RATE
 from pmc.harness import ProtocolParams, RunSettings, SystemTally, run_rollouts, runs_dir
@@ -55,6 +58,13 @@ GAP_S = 0.15
 """Audio arriving this long after the previous audio begins a new reply (the bot paces its
 audio every 20 to 40 ms; a new reply needs a new turn end, at least 0.2 s of the VAD's silence)."""
 NS = 1e9
+SILENT = 1e-4
+"""Peak amplitude below which the played track is silence (Piper's quietest speech is ~1e-2)."""
+
+
+def sample(at_s: float) -> int | None:
+    """The played track's sample at stream time ``at_s`` (None past the end: an open slice)."""
+    return None if math.isinf(at_s) else round(at_s * SAMPLE_RATE)
 
 
 def pick(points: list[Point]) -> list[Point]:
@@ -76,6 +86,8 @@ class Rollout:
     trace: dict[str, Any]
     events: list[BotEvent]
     """The bot's log of this rollout's call."""
+    track: np.ndarray
+    """The played track (``played.flac``): the bot as the caller heard it, on the stream clock."""
 
     def stream_s(self, ns: int) -> float:
         return (ns - int(self.trace["t0_ns"])) / NS
@@ -138,8 +150,14 @@ def played(
         traces(runs_dir(workdir) / "pipecat", name).items(), key=lambda item: item[1]["t0_ns"]
     )
     # One call at a time: the n-th rollout by start time is the bot's n-th call of this run.
+    folder = runs_dir(workdir) / "pipecat" / "rollouts" / name
     rollouts = [
-        Rollout(chosen[point], trace, [e for e in events if e.call == before + n])
+        Rollout(
+            chosen[point],
+            trace,
+            [e for e in events if e.call == before + n],
+            sf.read(folder / point / "0" / "played.flac", dtype="float32")[0],
+        )
         for n, (point, trace) in enumerate(found, start=1)
     ]
     calls = len({e.call for e in events if e.event is BotEventKind.CALL_START})
@@ -224,5 +242,11 @@ def test_barge_in_clear_reaches_pmc_and_nothing_of_the_cut_reply_follows(played:
             assert played_s < reply_s - 0.5, (played_s, reply_s)  # cut, not finished
             # nothing of the cut reply arrives after the clear, only a later reply's audio
             assert [t for t, _ in audio if at < t < until - rollout.tolerance_s()] == []
+            # and the played track falls silent there, until the next reply if one came
+            margin = rollout.tolerance_s()
+            silent = rollout.track[sample(at + margin) : sample(until - margin)]
+            assert len(silent) and np.abs(silent).max() < SILENT, (at, until)
+            sounding = rollout.track[sample(began) : sample(at - margin)]
+            assert np.abs(sounding).max() > 100 * SILENT, "the cut reply never sounded"
             cut += 1
     assert cut >= 1, "no reply was cut: the points give no barge-in"

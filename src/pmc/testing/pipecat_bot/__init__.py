@@ -10,10 +10,11 @@ child process. Pipecat (the ``pipecat`` extra) is imported only by the child, ne
 """
 
 from pmc.testing.pipecat_bot._log import BotEvent, BotEventKind, read_log
-from pmc.testing.pipecat_bot._process import RunningBot, Wire, pipecat_bot
+from pmc.testing.pipecat_bot._process import PATHS, RunningBot, Wire, pipecat_bot
 from pmc.testing.pipecat_bot._reply import REPLY_TEXT
 
 __all__ = [
+    "PATHS",
     "REPLY_TEXT",
     "BotEvent",
     "BotEventKind",

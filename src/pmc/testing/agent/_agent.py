@@ -1,8 +1,9 @@
-"""One fake phone agent's call: checks what the caller (pmc, as Twilio) sends, answers, barges in.
+"""One fake agent's call: checks what the caller (pmc) sends, answers, barges in.
 
+The wire (:mod:`pmc.testing.agent._wires`) reads and writes the messages; this is the agent.
 The stream clock is the hosted fakes' (:mod:`pmc.testing.hosted`): the ``k``-th inbound
-sample is at ``k / 8000`` s, and the stream's origin on the fake's clock is the earliest
-``arrival - k / 8000`` over the chunks received (a late chunk only makes its own estimate
+sample is at ``k / rate`` s, and the stream's origin on the fake's clock is the earliest
+``arrival - k / rate`` over the chunks received (a late chunk only makes its own estimate
 later). An answer due at stream time ``t`` is sent at ``origin + t``, so the instant the fake
 records for its first audio is where pmc plays it, within the loopback's delay.
 """
@@ -10,9 +11,7 @@ records for its first audio is where pmc plays it, within the loopback's delay.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
-import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,17 +20,11 @@ import numpy as np
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
-from pmc.audio import SAMPLE_RATE, mulaw_decode, mulaw_encode, resample, to_pcm16
+from pmc.audio import SAMPLE_RATE, resample, to_pcm16
 from pmc.clock import NS_PER_S
+from pmc.testing.agent._wires import PIECE_S, AgentWire, Message
 from pmc.testing.hosted import EnergyEndpointer, answer_audio
 from pmc.testing.hosted._deadline import sleep_until
-
-RATE = 8_000
-CHUNK_BYTES = 160
-"""What Twilio sends: 20 ms of 8 kHz mu-law per ``media``."""
-PIECE_BYTES = 320
-"""What the agent sends: 40 ms pieces, paced in real time (as a Pipecat bot does)."""
-MEDIA_FORMAT = {"encoding": "audio/x-mulaw", "sampleRate": RATE, "channels": 1}
 
 
 @dataclass(frozen=True)
@@ -43,12 +36,12 @@ class AgentBehaviour:
         silence_ms: Silence that ends the caller's turn (the energy endpointer's).
         reply_text: What the answer says (the bundled voice).
         barge_in: Whether the caller speaking over an answer stops it (``clear``).
-        marks: Send a ``mark`` after each answer.
+        marks: Send a ``mark`` after each answer (where the wire has marks).
         refuse: Refuse the handshake (HTTP 403).
+        stall_s: Hold the opening handshake this long before answering it.
         close_after: Drop the connection after this many caller messages.
-        malformed_after: Send a message that is not JSON after this many caller messages.
-        unknown_after: Send an event Twilio does not have after this many caller messages.
-        hang: Never read ``start``: the call hangs after ``connected``.
+        malformed_after: Send a message the caller cannot read after this many caller messages.
+        unknown_after: Send a kind of message the protocol does not have after this many.
         fault_sessions: How many calls the faults apply to (None: all).
     """
 
@@ -58,10 +51,10 @@ class AgentBehaviour:
     barge_in: bool = True
     marks: bool = True
     refuse: bool = False
+    stall_s: float = 0.0
     close_after: int | None = None
     malformed_after: int | None = None
     unknown_after: int | None = None
-    hang: bool = False
     fault_sessions: int | None = None
 
     def without_faults(self) -> AgentBehaviour:
@@ -78,12 +71,12 @@ class CallRecord:
     Attributes:
         call: The call's number at the fake (1, 2...).
         problems: Every way the caller broke the protocol (empty for a conforming caller).
-        chunks: Inbound ``media`` chunks received.
+        chunks: Caller audio messages received (Twilio ``media``, Pipecat ``AudioRawFrame``).
         turn_ends_s: Where the endpointer heard each caller turn end (end of its speech).
         onsets_s: When each answer's first audio left.
-        clears_s: When each ``clear`` was sent (barge-in).
-        marks_echoed: The names of the marks the caller echoed back.
-        stopped: The caller sent ``stop``.
+        clears_s: When each ``clear`` (Pipecat: ``InterruptionFrame``) was sent (barge-in).
+        marks_echoed: The names of the marks the caller echoed back (Twilio).
+        stopped: The caller sent ``stop`` (Twilio).
     """
 
     call: int
@@ -97,17 +90,23 @@ class CallRecord:
 
 
 class AgentCall:
-    """One websocket call to the fake agent."""
+    """One websocket call to the fake agent, over ``wire``."""
 
-    def __init__(self, ws: ServerConnection, behaviour: AgentBehaviour, record: CallRecord) -> None:
+    def __init__(
+        self,
+        ws: ServerConnection,
+        behaviour: AgentBehaviour,
+        record: CallRecord,
+        wire: type[AgentWire],
+    ) -> None:
         self.ws = ws
         self.behaviour = behaviour
         self.record = record
-        self.endpointer = EnergyEndpointer(RATE, behaviour.silence_ms)
+        self.wire = wire(record.problems)
+        self.rate = self.wire.RATE
+        self.endpointer = EnergyEndpointer(self.rate, behaviour.silence_ms)
         self.samples = 0
         self.origin_ns: int | None = None
-        self.sequence = 0
-        self.stream_sid = ""
         self.answer: asyncio.Task[None] | None = None
         self.playing_until_s = 0.0
         """Where the caller's playback of the answers ends (stream clock)."""
@@ -117,90 +116,47 @@ class AgentCall:
         """The stream clock now."""
         return (time.monotonic_ns() - (self.origin_ns or time.monotonic_ns())) / NS_PER_S
 
-    def problem(self, what: str) -> None:
-        self.record.problems.append(what)
-
     async def run(self) -> None:
         """Serve the call until the caller hangs up (or a fault ends it)."""
         try:
             async for raw in self.ws:
+                arrival = time.monotonic_ns()
                 self.messages += 1
                 if await self._fault():
                     return
-                self._check(raw)
+                audio = self.wire.read(raw)
+                if audio is not None:
+                    self._heard(arrival, audio)
         except ConnectionClosed:
             pass
         finally:
             if self.answer is not None:
                 self.answer.cancel()
+            self.record.chunks = self.wire.chunks
+            self.record.marks_echoed = self.wire.marks_echoed
+            self.record.stopped = self.wire.stopped
 
     async def _fault(self) -> bool:
         """Inject the behaviour's fault at its message count; True when the call is over."""
         b, n = self.behaviour, self.messages
-        if b.hang and n >= 1:
-            await self.ws.wait_closed()  # never reads another message
-            return True
         if b.close_after is not None and n >= b.close_after:
             self.ws.transport.abort()  # no closing handshake
             return True
         if b.malformed_after is not None and n == b.malformed_after:
-            await self.ws.send("{not json")
+            await self.ws.send(self.wire.malformed())
         if b.unknown_after is not None and n == b.unknown_after:
-            await self.send({"event": "transcript", "streamSid": self.stream_sid, "text": "hi"})
+            await self.send(self.wire.unknown())
         return False
 
-    def _check(self, raw: str | bytes) -> None:
-        try:
-            message = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            self.problem(f"message {self.messages} is not JSON")
-            return
-        event = message.get("event")
-        if self.messages == 1:
-            if message != {"event": "connected", "protocol": "Call", "version": "1.0.0"}:
-                self.problem(f"first message is not connected: {message}")
-            return
-        self.sequence += 1
-        if message.get("sequenceNumber") != str(self.sequence):
-            self.problem(f"sequenceNumber {message.get('sequenceNumber')} != {self.sequence}")
-        if self.messages == 2:
-            self._start(message)
-        elif event == "media":
-            self._media(message)
-        elif event == "mark":
-            self.record.marks_echoed.append(str(message.get("mark", {}).get("name")))
-        elif event == "stop":
-            self.record.stopped = True
-        else:
-            self.problem(f"unexpected event {event!r}")
-
-    def _start(self, message: dict[str, Any]) -> None:
-        start = message.get("start", {})
-        self.stream_sid = str(message.get("streamSid", ""))
-        if message.get("event") != "start" or start.get("streamSid") != self.stream_sid:
-            self.problem(f"second message is not start: {message}")
-        if start.get("mediaFormat") != MEDIA_FORMAT or start.get("tracks") != ["inbound"]:
-            self.problem(f"start has the wrong format: {start}")
-
-    def _media(self, message: dict[str, Any]) -> None:
-        arrival = time.monotonic_ns()
-        media = message.get("media", {})
-        raw = base64.b64decode(media.get("payload", ""))
-        self.record.chunks += 1
-        expected = {"track": "inbound", "chunk": str(self.record.chunks)}
-        if {k: media.get(k) for k in expected} != expected or len(raw) != CHUNK_BYTES:
-            self.problem(f"media chunk {self.record.chunks} is malformed: {len(raw)} bytes")
-        if media.get("timestamp") != str((self.record.chunks - 1) * 20):
-            self.problem(f"media chunk {self.record.chunks} has timestamp {media.get('timestamp')}")
-        self.samples += len(raw)
-        origin = arrival - self.samples * NS_PER_S // RATE
+    def _heard(self, arrival: int, audio: np.ndarray) -> None:
+        self.samples += len(audio)
+        origin = arrival - self.samples * NS_PER_S // self.rate
         self.origin_ns = origin if self.origin_ns is None else min(self.origin_ns, origin)
-        audio = mulaw_decode(np.frombuffer(raw, dtype=np.uint8)).astype(np.float32) / 32768.0
         for event in self.endpointer.push(audio):
             if event.change == "started":
                 self._caller_started()
             else:
-                self._turn_ended(event.at / RATE)
+                self._turn_ended(event.at / self.rate)
 
     def _caller_started(self) -> None:
         """The caller speaks: over an answer still playing, that is a barge-in."""
@@ -211,7 +167,7 @@ class AgentCall:
         self.answer.cancel()
         self.record.clears_s.append(self.now_s())
         self.playing_until_s = self.now_s()
-        self.spawn(self.send({"event": "clear", "streamSid": self.stream_sid}))
+        self.spawn(self.send(self.wire.clear()))
 
     def _turn_ended(self, at_s: float) -> None:
         self.record.turn_ends_s.append(at_s)
@@ -225,28 +181,24 @@ class AgentCall:
         asyncio.get_running_loop().create_task(work)
 
     async def _speak(self, due_s: float) -> None:
-        """The answer as 40 ms mu-law pieces, paced in real time from ``due_s``."""
-        wire = resample(answer_audio(self.behaviour.reply_text), SAMPLE_RATE, RATE)
-        data = mulaw_encode(to_pcm16(wire)).tobytes()
+        """The answer as 40 ms pieces, paced in real time from ``due_s``."""
+        pcm = to_pcm16(resample(answer_audio(self.behaviour.reply_text), SAMPLE_RATE, self.rate))
+        piece = round(PIECE_S * self.rate)
         assert self.origin_ns is not None
         start_ns = self.origin_ns + round(due_s * NS_PER_S)
-        for k, at in enumerate(range(0, len(data), PIECE_BYTES)):
-            await sleep_until(start_ns + k * PIECE_BYTES * NS_PER_S // RATE)
+        for k, at in enumerate(range(0, len(pcm), piece)):
+            await sleep_until(start_ns + at * NS_PER_S // self.rate)
             if k == 0:
                 self.record.onsets_s.append(self.now_s())
                 self.playing_until_s = self.now_s()
-            piece = base64.b64encode(data[at : at + PIECE_BYTES]).decode("ascii")
-            await self.send(
-                {"event": "media", "streamSid": self.stream_sid, "media": {"payload": piece}}
-            )
-            self.playing_until_s = (
-                max(self.playing_until_s, self.now_s()) + min(PIECE_BYTES, len(data) - at) / RATE
-            )
-        if self.behaviour.marks:
-            name = f"answer-{len(self.record.onsets_s)}"
-            await self.send({"event": "mark", "streamSid": self.stream_sid, "mark": {"name": name}})
+            part = pcm[at : at + piece]
+            await self.send(self.wire.audio(part))
+            self.playing_until_s = max(self.playing_until_s, self.now_s()) + len(part) / self.rate
+        mark = self.wire.mark(f"answer-{len(self.record.onsets_s)}")
+        if self.behaviour.marks and mark is not None:
+            await self.send(mark)
 
-    async def send(self, message: dict[str, Any]) -> None:
+    async def send(self, message: Message) -> None:
         """Send one agent message (a caller that hung up is not an error)."""
         with contextlib.suppress(ConnectionClosed):
-            await self.ws.send(json.dumps(message))
+            await self.ws.send(message)

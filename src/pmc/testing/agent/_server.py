@@ -1,4 +1,4 @@
-"""Serving the fake phone agent on 127.0.0.1 from a thread of its own."""
+"""Serving the fake agent on 127.0.0.1 from a thread of its own, over one wire."""
 
 from __future__ import annotations
 
@@ -13,38 +13,43 @@ from dataclasses import dataclass, field
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.http11 import Request, Response
 
+from pmc.testing.agent._agent import AgentBehaviour, AgentCall, CallRecord
+from pmc.testing.agent._wires import WIRES
 from pmc.testing.hosted import answer_audio
-from pmc.testing.twilio._agent import AgentBehaviour, AgentCall, CallRecord
+from pmc.testing.pipecat_bot import PATHS, Wire
 
 HOST = "127.0.0.1"
-PATH = "/media-stream"
 START_TIMEOUT_S = 30.0
-WIRE_LOG = logging.getLogger("pmc.testing.twilio.wire")
+WIRE_LOG = logging.getLogger("pmc.testing.agent.wire")
 WIRE_LOG.setLevel(logging.INFO)
 
 
 @dataclass
 class FakeAgent:
-    """A running fake agent: its URL and every call's record.
+    """A running fake agent: its URL, its wire and every call's record.
 
     ``behaviour`` may be replaced while it runs: each new call takes the one then in force.
     """
 
     url: str
+    wire: Wire
     behaviour: AgentBehaviour = field(default_factory=AgentBehaviour)
     calls: list[CallRecord] = field(default_factory=list)
     refused: int = 0
+    stalled: int = 0
 
 
 class FakeAgentThread:
     """The fake agent served from an event loop in its own thread (the harness blocks)."""
 
-    def __init__(self, behaviour: AgentBehaviour | None = None) -> None:
-        self.agent = FakeAgent("", behaviour or AgentBehaviour())
+    def __init__(self, behaviour: AgentBehaviour | None = None, wire: Wire = Wire.TWILIO) -> None:
+        self.agent = FakeAgent("", wire, behaviour or AgentBehaviour())
         self._ready = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
-        self._thread = threading.Thread(target=self._main, name="pmc-fake-twilio", daemon=True)
+        self._thread = threading.Thread(
+            target=self._main, name=f"pmc-fake-agent-{wire}", daemon=True
+        )
         self._numbers = itertools.count(1)
         self._attempts = itertools.count(1)
 
@@ -53,9 +58,14 @@ class FakeAgentThread:
         return limit is None or number <= limit
 
     async def _check(self, connection: ServerConnection, request: Request) -> Response | None:
-        if self.agent.behaviour.refuse and self._faulty(next(self._attempts)):
+        behaviour = self.agent.behaviour
+        faulty = self._faulty(next(self._attempts))
+        if behaviour.refuse and faulty:
             self.agent.refused += 1
             return connection.respond(403, "injected fault: call refused\n")
+        if behaviour.stall_s and faulty:
+            self.agent.stalled += 1
+            await asyncio.sleep(behaviour.stall_s)  # the caller gives up first
         return None
 
     async def _handler(self, ws: ServerConnection) -> None:
@@ -65,7 +75,7 @@ class FakeAgentThread:
         behaviour = self.agent.behaviour
         if not self._faulty(number):
             behaviour = behaviour.without_faults()
-        await AgentCall(ws, behaviour, record).run()
+        await AgentCall(ws, behaviour, record, WIRES[self.agent.wire]).run()
 
     def _main(self) -> None:
         asyncio.run(self._serve())
@@ -83,7 +93,7 @@ class FakeAgentThread:
             logger=WIRE_LOG,
         ) as server:
             port = server.sockets[0].getsockname()[1] if server.sockets else 0
-            self.agent.url = f"ws://{HOST}:{port}{PATH}"
+            self.agent.url = f"ws://{HOST}:{port}{PATHS[self.agent.wire]}"
             self._ready.set()
             await self._stop.wait()
 
@@ -91,7 +101,7 @@ class FakeAgentThread:
         answer_audio(self.agent.behaviour.reply_text)  # voiced before any call starts
         self._thread.start()
         if not self._ready.wait(START_TIMEOUT_S):
-            raise RuntimeError("the fake phone agent did not start")
+            raise RuntimeError(f"the fake agent ({self.agent.wire}) did not start")
         return self.agent
 
     def __exit__(self, *exc: object) -> None:
@@ -101,7 +111,9 @@ class FakeAgentThread:
 
 
 @contextmanager
-def fake_agent(behaviour: AgentBehaviour | None = None) -> Iterator[FakeAgent]:
-    """Serve the fake phone agent from its own thread for the duration of a ``with`` block."""
-    with FakeAgentThread(behaviour) as agent:
+def fake_agent(
+    behaviour: AgentBehaviour | None = None, wire: Wire = Wire.TWILIO
+) -> Iterator[FakeAgent]:
+    """Serve the fake agent over ``wire`` from its own thread for a ``with`` block."""
+    with FakeAgentThread(behaviour, wire) as agent:
         yield agent
