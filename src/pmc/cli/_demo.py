@@ -14,11 +14,14 @@ from pmc.cli._run import SYSTEMS_DIR, load_cards, run_command
 from pmc.cli._score import score_command
 from pmc.corpus import script_paths
 from pmc.harness import runs_dir
-from pmc.systems import Family, adapter_factory
+from pmc.systems import Family, SystemCard, adapter_factory, extra_installed
 
 DEMO_RUN = "demo"
 DEMO_ASR = "faster-whisper:tiny.en"
 """The demo scores with the fast bundled model (Whisper base, the default, takes twice as long)."""
+WITH_EXTRA = ("smart-turn",)
+"""Cards that need an optional extra and join the demo where it is installed (``make demo``
+installs ``pipecat``): a trained turn model beside the silence endpointers."""
 
 
 @click.command()
@@ -34,7 +37,7 @@ DEMO_ASR = "faster-whisper:tiny.en"
     type=click.Path(file_okay=False, path_type=Path),
     default=SYSTEMS_DIR,
     show_default=True,
-    help="System cards; the demo runs every local one.",
+    help="System cards; the demo runs every local one it can (smart-turn needs the pipecat extra).",
 )
 @click.option(
     "--conversations",
@@ -48,8 +51,9 @@ def demo(ctx: click.Context, workdir: Path, systems_dir: Path, conversations: in
     """Run every stage on the bundled demo corpus, offline.
 
     Corpus, labels, selection, points, then rollouts of every local system (the reference
-    systems and the endpointer cascades) in the run WORKDIR/runs/demo, their scores, and the
-    report, whose path it prints last.
+    systems and the endpointer cascades, and Pipecat's smart-turn where the pipecat extra is
+    installed) in the run WORKDIR/runs/demo, their scores, and the report, whose path it
+    prints last.
     """
     run_id = DEMO_RUN if conversations is None else f"{DEMO_RUN}-{conversations}"
     import_demo_corpus(workdir, conversations=conversations)
@@ -59,12 +63,7 @@ def demo(ctx: click.Context, workdir: Path, systems_dir: Path, conversations: in
     # Seamless's 1,395 and would keep one or two of ten, so the demo keeps them all.
     ctx.invoke(select_command, workdir=workdir, cutoff=0.0)
     ctx.invoke(points_command, workdir=workdir)
-    # Local systems only, and none that needs an optional extra (the demo installs none).
-    local = [
-        c.name
-        for c in load_cards(("all",), systems_dir)
-        if c.family is Family.LOCAL and adapter_factory(c).EXTRA is None
-    ]
+    local = [c.name for c in load_cards(("all",), systems_dir) if _in_demo(c)]
     ctx.invoke(
         run_command,
         workdir=workdir,
@@ -75,3 +74,18 @@ def demo(ctx: click.Context, workdir: Path, systems_dir: Path, conversations: in
     run_dir = runs_dir(workdir) / run_id
     ctx.invoke(score_command, run_dir=run_dir, asr=DEMO_ASR)
     ctx.invoke(report_command, run_dir=run_dir)
+
+
+def _in_demo(card: SystemCard) -> bool:
+    """Local systems only: those that need no extra, and :data:`WITH_EXTRA` where it is there."""
+    if card.family is not Family.LOCAL:
+        return False
+    extra = adapter_factory(card).EXTRA
+    if extra is None:
+        return True
+    if card.name not in WITH_EXTRA:
+        return False
+    if not extra_installed(extra):
+        click.echo(f"{card.name}: skipped, it needs the {extra} extra (pip install 'pmc[{extra}]')")
+        return False
+    return True

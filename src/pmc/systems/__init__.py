@@ -35,6 +35,7 @@ from pmc.systems._adapter import (
     unknown_signal,
 )
 from pmc.systems._card import CARD_SCHEMA_VERSION, Family, SystemCard, find_card, load_card
+from pmc.systems._extras import extra_installed
 from pmc.systems._local import LocalAdapter
 from pmc.systems._websocket import MAX_MESSAGE_BYTES, OPEN_TIMEOUT_S, WebsocketAdapter
 from pmc.systems._websocket_pcm import WebsocketPcmAdapter
@@ -62,6 +63,7 @@ __all__ = [
     "WebsocketPcmAdapter",
     "adapter_factory",
     "create_adapter",
+    "extra_installed",
     "find_card",
     "load_card",
     "reference_row_of",
