@@ -114,11 +114,13 @@ def test_the_reply_hears_every_sample_of_the_turn_and_answers_a_question_from_th
     events = rollout(card("smart-turn"), audio, HISTORY)
     assert [e.text for e in events if e.kind == EventKind.TEXT] == [ANSWER]
     [utterance] = heard
-    end = round(turn_end_s(events) * SAMPLE_RATE)
-    assert LEAD_S + length < turn_end_s(events)
-    # Every frame from the first up to the turn end, in order: the audio as streamed.
+    [verdict] = verdicts(events)
+    assert LEAD_S + length < verdict["at_s"]
+    # Every frame from the first up to the verdict, in order: the audio as streamed. (The turn
+    # ends once the inference's measured time has passed; frames meanwhile are the next turn's.)
     np.testing.assert_array_equal(utterance, audio[: len(utterance)])
-    assert end - len(utterance) < 4 * 480  # the last frames queued before the verdict
+    asked_s = verdict["at_s"] - verdict["inference_ms"] / 1000
+    assert abs(len(utterance) / SAMPLE_RATE - asked_s) <= 2 * 0.02  # within a frame or two
 
 
 def test_holds_a_pause_after_an_incomplete_clause_where_a_silence_window_takes_the_turn() -> None:
