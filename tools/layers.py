@@ -26,7 +26,7 @@ from pathlib import Path
 LAYERS: tuple[frozenset[str], ...] = (
     # Shared modules under every stage.
     frozenset(
-        {"", "errors", "progress", "io", "clock", "audio", "gate", "table", "registry"}
+        {"", "errors", "progress", "io", "clock", "audio", "gate", "table", "registry", "cluster"}
         | {"asr", "tts", "llm"}
     ),
     frozenset({"duplex"}),  # the full-duplex server; its wire format is shared with clients

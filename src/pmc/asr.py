@@ -22,6 +22,8 @@ WHISPER_RATE = 16_000
 """Whisper models take 16 kHz audio."""
 
 DEFAULT_ASR = "faster-whisper:tiny.en"
+CPU = "cpu"
+"""faster-whisper's device unless a setting names another (``faster-whisper:base@cuda``)."""
 
 
 @dataclass(frozen=True)
@@ -66,22 +68,25 @@ def create_transcriber(spec: str = DEFAULT_ASR) -> Transcriber:
 
 
 class FasterWhisper(Transcriber):
-    """faster-whisper (CTranslate2) on the CPU, greedy decoding, word timestamps on.
+    """faster-whisper (CTranslate2), greedy decoding, word timestamps on; on the CPU by default.
 
     Decoding stays at temperature 0: faster-whisper's default falls back to sampling at higher
     temperatures when a window looks repetitive, which made the same track give different
     words from one call to the next, and cost up to six decodes per window.
     """
 
-    def __init__(self, model: str = "tiny.en", threads: int = 2) -> None:
-        self.spec = f"faster-whisper:{model}"
+    def __init__(self, model: str = "tiny.en", threads: int = 2, device: str = CPU) -> None:
+        # A GPU's arithmetic gives slightly different words and times: the device is part of
+        # the setting written into outputs, so scores made on either are never mixed.
+        self.spec = f"faster-whisper:{model}" + ("" if device == CPU else f"@{device}")
         self._model_setting = model
         self._threads = threads
+        self._device = device
         self._model: Any = None
 
     def _load(self) -> Any:
         if self._model is None:
-            self._model = load_whisper_model(self._model_setting, self._threads)
+            self._model = load_whisper_model(self._model_setting, self._threads, self._device)
         return self._model
 
     def _segments(self, audio: FloatArray, words: bool) -> Any:
@@ -116,8 +121,8 @@ class FasterWhisper(Transcriber):
         return " ".join(segment.text.strip() for segment in segments).strip()
 
 
-def load_whisper_model(model: str = "tiny.en", threads: int = 2) -> Any:
-    """faster-whisper's ``WhisperModel`` for a model setting, on the CPU at int8.
+def load_whisper_model(model: str = "tiny.en", threads: int = 2, device: str = CPU) -> Any:
+    """faster-whisper's ``WhisperModel`` for a model setting: on the CPU at int8, or on ``cuda``.
 
     ``model`` is a bundled name (``tiny.en``, ``base``), a model folder or a hub name. For
     callers that need more of Whisper than a :class:`Transcriber` gives (gate calibration reads
@@ -130,8 +135,8 @@ def load_whisper_model(model: str = "tiny.en", threads: int = 2) -> Any:
     files = _bundled_files(model)
     return WhisperModel(
         model if files else _resolve_model(model),
-        device="cpu",
-        compute_type="int8",
+        device=device,
+        compute_type="int8" if device == CPU else "float16",
         cpu_threads=threads,
         files=files,
     )
@@ -183,10 +188,17 @@ def _resolve_model(model: str) -> str:
 
 @register_transcriber("faster-whisper")
 def _faster_whisper(model: str) -> Transcriber:
-    return FasterWhisper(model or "tiny.en")
+    return faster_whisper(model, "tiny.en")
+
+
+def faster_whisper(setting: str, default: str, threads: int = 2) -> FasterWhisper:
+    """faster-whisper for a setting ``MODEL`` or ``MODEL@DEVICE`` (``base@cuda``)."""
+    model, _, device = setting.partition("@")
+    return FasterWhisper(model or default, threads=threads, device=device or CPU)
 
 
 __all__ = [
+    "CPU",
     "DEFAULT_ASR",
     "TRANSCRIBERS",
     "WHISPER_RATE",
@@ -194,6 +206,7 @@ __all__ = [
     "TimedWord",
     "Transcriber",
     "create_transcriber",
+    "faster_whisper",
     "load_whisper_model",
     "register_transcriber",
 ]

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from pmc.cli._ui import err, out, progress_bar, workdir_option
+from pmc.cli._ui import err, out, progress_bar, ray_option, workdir_option
 from pmc.errors import PmcError
 from pmc.harness import ClockKind, RunSettings, SystemTally, default_run_id, run_rollouts, runs_dir
 from pmc.systems import SystemCard, find_card
@@ -84,8 +84,15 @@ def load_cards(names: tuple[str, ...], folder: Path) -> list[SystemCard]:
     default=8,
     show_default=True,
     help="Most attempts of a rollout while the server says its failures are passing (rate "
-    "limited, overloaded, going away); each waits a backoff that honours the server's "
-    "retry-after, and rate limits step the card's concurrency down.",
+    "limited, overloaded, going away, a lost Ray worker); each waits a backoff that honours "
+    "the server's retry-after, and rate limits step the card's concurrency down.",
+)
+@ray_option
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    help="With --ray: streaming processes for cards that ask for no Ray resources (default: "
+    "one per CPU of the cluster).",
 )
 def run_command(
     workdir: Path,
@@ -98,13 +105,16 @@ def run_command(
     clock: str,
     retries: int,
     retry_attempts: int,
+    ray_address: str | None,
+    workers: int | None,
 ) -> None:
     """Run systems at every point, in real time, and record what they say and when.
 
     Each rollout preloads the history, streams the live audio in real-time frames and records
     every message with its receipt time. Writes WORKDIR/runs/RUN_ID/run.json and
     rollouts/SYSTEM/POINT/K/ (trace.json, played.flac, output.wav). Rerunning the same command
-    keeps finished rollouts and retries failed ones.
+    keeps finished rollouts and retries failed ones. With --ray the rollouts stream on Ray
+    workers and this process writes them: the run folder is the same.
     """
     cards = load_cards(systems, systems_dir)
     settings = RunSettings(
@@ -115,6 +125,8 @@ def run_command(
         clock=ClockKind(clock),
         retries=retries,
         retry_attempts=retry_attempts,
+        ray=ray_address,
+        workers=workers,
     )
     with progress_bar(f"rollouts of {len(cards)} system(s)") as start:
         tallies = run_rollouts(workdir, cards, settings, start)

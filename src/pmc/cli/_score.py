@@ -8,7 +8,7 @@ from statistics import median
 import click
 from rich.table import Table
 
-from pmc.cli._ui import out, progress_bar
+from pmc.cli._ui import out, progress_bar, ray_option
 from pmc.gate import GateParams, OnsetRule
 from pmc.points import PointKind
 from pmc.scoring import (
@@ -17,6 +17,7 @@ from pmc.scoring import (
     ScoreSettings,
     ScoreStatus,
     ScoreTally,
+    ScoringCluster,
     make_judge,
     read_scores,
     run_scoring,
@@ -47,9 +48,8 @@ from pmc.scoring import (
 @click.option(
     "--workers",
     type=click.IntRange(min=1),
-    default=2,
-    show_default=True,
-    help="Processes that transcribe.",
+    help="Processes that transcribe [default: 2; with --ray, one per CPU of the cluster, or "
+    "one per GPU with --gpus-per-worker].",
 )
 @click.option(
     "--onset",
@@ -61,24 +61,43 @@ from pmc.scoring import (
     "passed the gate, as the paper did). Scores made with the other setting are made again.",
 )
 @click.option("--system", "systems", multiple=True, help="Only this system (repeatable).")
+@ray_option
+@click.option(
+    "--gpus-per-worker",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="With --ray: GPUs each worker takes; above 0 Whisper runs on CUDA (the recogniser's "
+    "setting gains @cuda, so its scores are kept apart from CPU ones).",
+)
 def score_command(
     run_dir: Path,
     asr: str,
     judge: str | None,
-    workers: int,
+    workers: int | None,
     onset: str,
     systems: tuple[str, ...],
+    ray_address: str | None,
+    gpus_per_worker: float,
 ) -> None:
     """Score every rollout of a run: speech gate, words on the stream clock, every metric.
 
     Writes RUN/scores/SYSTEM/POINT/K.json as each rollout is scored (a rerun keeps scores made
     with the same settings) and RUN/scores/SYSTEM.jsonl. Rollouts without audio and failed
-    rollouts are outcomes of their own, never zeros.
+    rollouts are outcomes of their own, never zeros. With --ray the rollouts are scored on Ray
+    workers, which get each rollout's files from this process; the scores are the same.
     """
+    if gpus_per_worker and not ray_address:
+        raise click.UsageError("--gpus-per-worker needs --ray")
+    if gpus_per_worker and asr.startswith("faster-whisper") and "@" not in asr:
+        asr = f"{asr}@cuda"
     settings = ScoreSettings(asr=asr, gate=GateParams(), judge=judge, onset=OnsetRule(onset))
     hook = make_judge(judge, run_dir) if judge else None
+    where = ScoringCluster(ray_address, gpus_per_worker) if ray_address else None
     with progress_bar("scoring rollouts") as start:
-        tallies = run_scoring(run_dir, settings, workers, list(systems) or None, start, hook)
+        tallies = run_scoring(
+            run_dir, settings, workers, list(systems) or None, start, hook, cluster=where
+        )
     print_summary(run_dir, tallies)
 
 

@@ -24,6 +24,18 @@ workdir_option = click.option(
     help="Working directory that every stage reads from and writes to.",
 )
 
+ray_option = click.option(
+    "--ray",
+    "ray_address",
+    is_flag=False,
+    flag_value="auto",
+    default=None,
+    metavar="[ADDRESS]",
+    help="Spread the work over a Ray cluster: ADDRESS (HOST:PORT), or, given alone, the "
+    "cluster this machine belongs to, else a new local one with a process per core "
+    "(needs pip install 'pmc[ray]'; docs/scaling.md).",
+)
+
 
 @contextmanager
 def progress_bar(description: str) -> Iterator[Start]:

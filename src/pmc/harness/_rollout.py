@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pmc.audio import FloatArray
-from pmc.clock import NS_PER_S, Clock, VirtualClock
+from pmc.clock import NS_PER_S, Clock, RealClock, VirtualClock
 from pmc.harness._clock_kind import ClockKind
 from pmc.harness._monitor import SpeechMonitor
 from pmc.harness._playback import Played
@@ -31,6 +31,7 @@ from pmc.systems import (
     SystemAdapter,
     SystemCard,
     TransportError,
+    create_adapter,
 )
 
 HANDSHAKE_TIMEOUT_S = 60.0
@@ -70,6 +71,16 @@ class RolloutResult:
     trace: RolloutTrace
     played: Played
     raw: FloatArray
+
+
+async def run_here(job: RolloutJob, kind: ClockKind, params: ProtocolParams) -> RolloutResult:
+    """One attempt of ``job`` in this event loop, on a fresh clock of ``kind`` and adapter.
+
+    The local runner and every Ray worker run rollouts through this (docs/scaling.md).
+    """
+    clock: Clock = VirtualClock() if kind is ClockKind.VIRTUAL else RealClock()
+    adapter = create_adapter(job.card, clock)
+    return await run_rollout(job, adapter, clock, params)
 
 
 def _frames(live: FloatArray, size: int, end: int | None = None) -> list[FloatArray]:

@@ -12,36 +12,30 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import io as _io
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import soundfile as sf
-
-from pmc import __version__, io
-from pmc.audio import SAMPLE_RATE
-from pmc.clock import Clock, RealClock, VirtualClock, responsive_interpreter
+from pmc import __version__, cluster, io
+from pmc.clock import responsive_interpreter
 from pmc.errors import PmcError
-from pmc.harness._audit import audit
 from pmc.harness._backoff import Backoff
 from pmc.harness._clock_kind import ClockKind
 from pmc.harness._inputs import live_for, preload_for, reference_for, rollout_seed
 from pmc.harness._limit import AdaptiveLimit
-from pmc.harness._playback import Chunk, reconstruct
 from pmc.harness._protocol import ProtocolParams
+from pmc.harness._ray import RayRollouts
 from pmc.harness._retry import Attempts, retry_passing
-from pmc.harness._rollout import RolloutJob, run_rollout
-from pmc.harness._streamer import FrameTiming
+from pmc.harness._rollout import RolloutJob, RolloutResult, run_here
 from pmc.harness._tally import SystemTally, merge_observed
 from pmc.harness._trace import write_rollout
+from pmc.harness._warm import warm_up
 from pmc.points import MANIFEST_FILE, Point, PointKind, points_dir, read_points
 from pmc.progress import Advance, Start
-from pmc.systems import Family, SystemCard, TransportError, adapter_factory, create_adapter
+from pmc.systems import Family, SystemCard, TransportError, adapter_factory
 
 RUNS_DIR = "runs"
 RUN_FILE = "run.json"
@@ -78,6 +72,11 @@ class RunSettings:
             (rate limited, overloaded, going away), within this invocation.
         params: The protocol's numbers.
         backoff: The waits before those attempts.
+        ray: Stream on Ray workers at this cluster address (``auto``: this machine's cluster,
+            or a new local one) instead of in this process; None: here. Not recorded: where a
+            rollout streams does not change what it records.
+        workers: Ray workers (streaming processes) for cards that ask for no resources
+            (None: one per CPU of the cluster).
     """
 
     run_id: str
@@ -89,6 +88,8 @@ class RunSettings:
     retry_attempts: int = 8
     params: ProtocolParams = field(default_factory=ProtocolParams)
     backoff: Backoff = field(default_factory=Backoff)
+    ray: str | None = None
+    workers: int | None = None
 
 
 def runs_dir(workdir: Path) -> Path:
@@ -239,32 +240,40 @@ def run_rollouts(
     virtual = [t for t in todo if clock_for(t.card, settings.clock) is ClockKind.VIRTUAL]
     real = [t for t in todo if t not in virtual]
     pdir = points_dir(workdir)
-    if todo:
-        warm_up({t.card.name: t.card for t in todo}.values())
-    with responsive_interpreter():
-        # Virtual-clock rollouts are pure computation: one at a time, before the real-time ones
-        # so they never compete with a live stream for the interpreter.
-        asyncio.run(_run_all(virtual, 1, points, pdir, settings, tallies, advance))
-        asyncio.run(_run_all(real, settings.concurrency, points, pdir, settings, tallies, advance))
+    with _runner(settings, [t.card for t in todo]) as (runner, streams):
+        # Virtual-clock rollouts are pure computation: one per streaming process at a time,
+        # before the real-time ones so they never compete with a live stream for the interpreter.
+        asyncio.run(_run_all(virtual, streams, points, pdir, settings, tallies, advance, runner))
+        asyncio.run(
+            _run_all(real, settings.concurrency, points, pdir, settings, tallies, advance, runner)
+        )
     observed = merge_observed(record, tallies)
     if observed is not None:
         io.write_json(run_dir / RUN_FILE, observed)
     return tallies
 
 
-def warm_up(cards: Iterable[SystemCard]) -> None:
-    """Load models and lazily imported code before any real-time stream starts.
+Runner = Callable[[RolloutJob, ClockKind, ProtocolParams], Awaitable[RolloutResult]]
+"""Runs one attempt of a rollout somewhere, and hands it back (or raises TransportError)."""
 
-    A model loading, or a library importing itself, in the middle of a run holds the
-    interpreter for up to a second and makes every concurrent stream late.
-    """
-    for card in cards:
-        adapter_factory(card).prepare(card)
-    timing = [FrameTiming(0, 0, 1)]
-    audit(timing)
-    played = reconstruct([Chunk(0, np.zeros(480, dtype=np.float32))], 0, [], 0.1)
-    buffer = _io.BytesIO()
-    sf.write(buffer, played.track, SAMPLE_RATE, format="FLAC", subtype="PCM_16")
+
+@contextlib.contextmanager
+def _runner(settings: RunSettings, cards: Sequence[SystemCard]) -> Iterator[tuple[Runner, int]]:
+    """Where rollouts stream, and how many streaming processes there are: here (one), or Ray."""
+    unique = list({c.name: c for c in cards}.values())
+    if settings.ray is None or not unique:
+        if unique:
+            warm_up(unique)
+        with responsive_interpreter():
+            yield run_here, 1
+        return
+    ray = cluster.connect(settings.ray)
+    workers = settings.workers or cluster.cluster_cpus()
+    pool = RayRollouts(ray, unique, workers)
+    try:
+        yield pool.run, workers
+    finally:
+        pool.close()
 
 
 @dataclass(frozen=True)
@@ -276,6 +285,7 @@ class _Context:
     settings: RunSettings
     tallies: dict[str, SystemTally]
     disk: Executor
+    runner: Runner
 
 
 async def _run_all(
@@ -286,6 +296,7 @@ async def _run_all(
     settings: RunSettings,
     tallies: dict[str, SystemTally],
     advance: Advance,
+    runner: Runner,
 ) -> None:
     overall = asyncio.Semaphore(concurrency)
     per_card = {t.card.name: AdaptiveLimit(t.card.concurrency) for t in tasks}
@@ -294,7 +305,7 @@ async def _run_all(
     # Reading inputs and writing rollouts happen in one worker thread, one at a time: the
     # streaming loop keeps a core to itself on a two-core machine.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pmc-disk") as disk:
-        context = _Context(points, pdir, settings, tallies, disk)
+        context = _Context(points, pdir, settings, tallies, disk, runner)
 
         async def one(task: _Task) -> None:
             seed = rollout_seed(settings.seed, task.card.name, task.point.point_id, task.rollout)
@@ -341,10 +352,8 @@ async def _run_task(task: _Task, attempts: Attempts, context: _Context) -> None:
         attempts.job = await loop.run_in_executor(context.disk, _load, task, attempts.seed, context)
     kind = clock_for(card, settings.clock)
     while True:
-        clock: Clock = VirtualClock() if kind is ClockKind.VIRTUAL else RealClock()
         try:
-            adapter = create_adapter(card, clock)
-            result = await run_rollout(attempts.job, adapter, clock, settings.params)
+            result = await context.runner(attempts.job, kind, settings.params)
         except TransportError as exc:
             attempts.causes.append(f"transport: {exc}")
             attempts.failure = exc

@@ -12,7 +12,14 @@ from pmc.scoring._evidence import Evidence, TalkStretch, evidence, talk_stretche
 from pmc.scoring._metrics import PauseOutcome, PauseScore, ReplyScore, pause_score, reply_score
 from pmc.scoring._recall_judge import RecallItem, RecallJudgeError, RecallVerdict, judge_recall
 from pmc.scoring._rollout import score_rollout
-from pmc.scoring._stage import SCORES_DIR, ScoreTally, read_scores, run_scoring, workdir_of
+from pmc.scoring._stage import (
+    SCORES_DIR,
+    ScoreTally,
+    ScoringCluster,
+    read_scores,
+    run_scoring,
+    workdir_of,
+)
 from pmc.scoring._text import StrictVerdict, content_words, strict_recall, token_f1, tokens
 from pmc.scoring._types import (
     DEFAULT_SCORING_ASR,
@@ -41,6 +48,7 @@ __all__ = [
     "ScoreSettings",
     "ScoreStatus",
     "ScoreTally",
+    "ScoringCluster",
     "StrictVerdict",
     "TalkStretch",
     "content_words",

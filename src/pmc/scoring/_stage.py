@@ -17,15 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pmc import io
-from pmc.asr import FasterWhisper, Transcriber, create_transcriber
+from pmc import cluster, io
 from pmc.errors import PmcError
 from pmc.harness import ERROR_FILE, RUN_FILE, TRACE_FILE
 from pmc.points import Point, read_points
 from pmc.progress import Start
-from pmc.scoring._embed import embedder
-from pmc.scoring._rollout import score_rollout
+from pmc.scoring._ray import RayScoring
 from pmc.scoring._types import Score, ScoreSettings, ScoreStatus
+from pmc.scoring._worker import init_worker, score_in_worker, worker_env
 
 SCORES_DIR = "scores"
 
@@ -89,53 +88,37 @@ def _kept(task: _Task, digest: str) -> Score | None:
     return score if score.settings.digest() == digest else None
 
 
-_WORKER: dict[str, Any] = {}
+@dataclass(frozen=True)
+class ScoringCluster:
+    """Where to score on Ray: the cluster's address and the GPUs each worker takes.
 
+    ``auto``: the cluster this machine belongs to, or a new local one; 0 GPUs: CPUs only.
+    """
 
-def _init_worker(asr: str, threads: int) -> None:
-    """Load the recogniser and the embedder once per worker process."""
-    _WORKER["asr"] = _transcriber(asr, threads)
-    _WORKER["embed"] = embedder()
-
-
-def _transcriber(spec: str, threads: int) -> Transcriber:
-    name, _, model = spec.partition(":")
-    if name == "faster-whisper":
-        return FasterWhisper(model or "base", threads=threads)
-    return create_transcriber(spec)
-
-
-def _score_in_worker(task: _Task, settings: dict[str, Any]) -> dict[str, Any]:
-    s = ScoreSettings.from_dict(settings)
-    score = score_rollout(
-        task.folder,
-        task.point,
-        task.system,
-        task.rollout,
-        s,
-        _WORKER["asr"],
-        _WORKER["embed"].cosine,
-    )
-    return score.to_dict()
+    address: str = "auto"
+    gpus_per_worker: float = 0.0
 
 
 def run_scoring(
     run_dir: Path,
     settings: ScoreSettings,
-    workers: int = 2,
+    workers: int | None = 2,
     systems: list[str] | None = None,
     start: Start | None = None,
     judge: Callable[[Score], Score] | None = None,
+    cluster: ScoringCluster | None = None,
 ) -> dict[str, ScoreTally]:
     """Score every rollout of the run in ``run_dir``; keep what is already scored alike.
 
     Args:
         run_dir: ``WORKDIR/runs/<run_id>``.
         settings: Recogniser, gate and judge.
-        workers: Processes that transcribe (1: in this process).
+        workers: Processes that transcribe (1: in this process; None: 2, or with ``cluster``
+            one per CPU of the cluster, one per GPU when its workers take GPUs).
         systems: Only these systems (all by default).
         start: Progress hook: ``start(total)`` returns the function called per rollout.
         judge: Adds LLM verdicts to a recall score (run here, not in the workers).
+        cluster: Score on Ray workers instead of local processes.
     """
     tasks = list(_tasks(run_dir, systems))
     io.remove_temporaries(run_dir / SCORES_DIR)  # what a killed scoring left half-written
@@ -163,24 +146,59 @@ def run_scoring(
         advance()
 
     if todo:
-        # One thread per recogniser, whatever the number of workers: the thread count changes
-        # the order of floating-point sums, and so word times, and scores must not depend on it.
-        threads = 1
-        if workers <= 1:
-            _init_worker(settings.asr, threads)
-            for task in todo:
-                finish(task, _score_in_worker(task, settings.to_dict()))
+        if cluster is not None:
+            _score_on_ray(todo, settings, workers, cluster, finish)
         else:
-            init = functools.partial(_init_worker, settings.asr, threads)
-            # Spawned, not forked: a fork of a process whose model libraries run threads can
-            # deadlock in the child.
-            spawn = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(workers, mp_context=spawn, initializer=init) as pool:
-                futures = [(t, pool.submit(_score_in_worker, t, settings.to_dict())) for t in todo]
-                for task, future in futures:
-                    finish(task, future.result())
+            _score_here(todo, settings, workers or 2, finish)
     _assemble(run_dir, sorted(tallies))
     return tallies
+
+
+def _score_here(
+    todo: list[_Task],
+    settings: ScoreSettings,
+    workers: int,
+    finish: Callable[[_Task, dict[str, Any]], None],
+) -> None:
+    """Score in ``workers`` fresh processes on this machine, one recogniser thread each.
+
+    Always in fresh processes, never in this one: OpenMP's thread count, read once when a
+    library first loads it, changes Whisper's word times, so every worker must start with
+    :data:`WORKER_ENV` (this process may have loaded those libraries already). Spawned, not
+    forked: a fork of a process whose model libraries run threads can deadlock in the child.
+    """
+    init = functools.partial(init_worker, settings.asr)
+    spawn = multiprocessing.get_context("spawn")
+    data = settings.to_dict()
+    with worker_env(), ProcessPoolExecutor(workers, mp_context=spawn, initializer=init) as pool:
+        futures = [
+            (t, pool.submit(score_in_worker, t.folder, t.point, t.system, t.rollout, data))
+            for t in todo
+        ]
+        for task, future in futures:
+            finish(task, future.result())
+
+
+def _score_on_ray(
+    todo: list[_Task],
+    settings: ScoreSettings,
+    workers: int | None,
+    where: ScoringCluster,
+    finish: Callable[[_Task, dict[str, Any]], None],
+) -> None:
+    ray = cluster.connect(where.address)
+    if workers is None:
+        resources = ray.cluster_resources()
+        per = where.gpus_per_worker
+        workers = int(resources.get("GPU", 0) / per) if per else int(resources.get("CPU", 1))
+    if workers < 1:
+        raise PmcError(f"--gpus-per-worker {where.gpus_per_worker}: the cluster has too few GPUs")
+    pool = RayScoring(ray, settings.asr, workers, where.gpus_per_worker)
+    jobs = [(t.folder, t.point, t.system, t.rollout) for t in todo]
+    try:
+        pool.score_all(jobs, settings.to_dict(), lambda i, data: finish(todo[i], data))
+    finally:
+        pool.close()
 
 
 def _assemble(run_dir: Path, systems: list[str]) -> None:

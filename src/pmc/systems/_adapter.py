@@ -55,6 +55,8 @@ class RetryReason(StrEnum):
     overloaded or server error): the card's concurrency steps down too."""
     GOING_AWAY = "going_away"
     """The server ends the session on its own schedule (Gemini's ``goAway``, close 1001/1012)."""
+    WORKER_LOST = "worker_lost"
+    """The Ray worker streaming the rollout died, or its node did: it starts afresh elsewhere."""
 
 
 class TransportError(PmcError):

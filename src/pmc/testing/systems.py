@@ -24,6 +24,7 @@ moved on would; it says nothing else.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -105,8 +106,9 @@ class HeldSystem(LocalAdapter):
     """Listens and says nothing, like never-speak, but connects only once a file exists.
 
     ``params.release`` names the file. While it is missing, :meth:`connect` polls for it without
-    blocking the event loop and, if ``params.waiting`` names a file, creates that file first, so a
-    test can see that the run has reached a held rollout. The harness allows connecting
+    blocking the event loop and, if ``params.waiting`` names a file, first writes the id of the
+    process it waits in there, so a test can see that the run has reached a held rollout (and
+    where). The harness allows connecting
     ``params.preload_timeout_s``; a card for this adapter sets it far beyond any test, so that
     waiting is never a failed connection. On a virtual clock waiting leaves no mark: its time
     stands still until the stream starts, so a held rollout records exactly what an unheld one
@@ -121,7 +123,8 @@ class HeldSystem(LocalAdapter):
         release = Path(str(self.card.params["release"]))
         waiting = self.card.params.get("waiting")
         if waiting is not None and not await asyncio.to_thread(release.exists):
-            await asyncio.to_thread(Path(str(waiting)).touch)
+            # The process it waits in, for a test that kills it (a Ray worker's, say).
+            await asyncio.to_thread(Path(str(waiting)).write_text, str(os.getpid()))
         while not await asyncio.to_thread(release.exists):  # noqa: ASYNC110 - no file event
             await asyncio.sleep(self.POLL_S)
 

@@ -37,6 +37,9 @@ class FakeAgent:
     calls: list[CallRecord] = field(default_factory=list)
     refused: int = 0
     stalled: int = 0
+    open_calls: int = 0
+    peak_calls: int = 0
+    """The most calls open at once (a card's concurrency limit must bound it)."""
 
 
 class FakeAgentThread:
@@ -75,7 +78,12 @@ class FakeAgentThread:
         behaviour = self.agent.behaviour
         if not self._faulty(number):
             behaviour = behaviour.without_faults()
-        await AgentCall(ws, behaviour, record, WIRES[self.agent.wire]).run()
+        self.agent.open_calls += 1
+        self.agent.peak_calls = max(self.agent.peak_calls, self.agent.open_calls)
+        try:
+            await AgentCall(ws, behaviour, record, WIRES[self.agent.wire]).run()
+        finally:
+            self.agent.open_calls -= 1
 
     def _main(self) -> None:
         asyncio.run(self._serve())
