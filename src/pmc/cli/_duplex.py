@@ -4,27 +4,68 @@ The server needs PyTorch and moshi, which live in their own environment (``make 
 moshi pins an old PyTorch). This command runs the server in-process where they are importable;
 otherwise it runs it with the duplex environment's Python (``.venv-duplex``, or
 ``PMC_DUPLEX_PYTHON``); with neither it prints how to install them, in one line. Its options are
-:mod:`pmc.duplex.__main__`'s (``pmc serve-duplex serve --help``).
+:mod:`pmc.duplex.__main__`'s (``pmc serve-duplex serve --help``). With ``--ray`` it serves the
+model as a pool of replicas on a Ray cluster instead (:mod:`pmc.cli._duplex_pool`).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 
 import click
 
-from pmc.duplex import INSTALL_HINT
+from pmc.cli._ui import ray_option
+from pmc.duplex import DEFAULT_POOL, INSTALL_HINT
 from pmc.errors import PmcError
 
 STATS_TIMEOUT_S = 10.0
 """The server answers ``/api/stats`` from memory at once; this only guards against a hang."""
+SERVER_MODULES = ("torch", "moshi", "aiohttp", "sphn", "sentencepiece")
+"""What the server imports: where they all are, it runs in this Python."""
+POOL_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+"""A pool's name is the host part of ``pool://NAME/...``: letters, digits, ``_ . -``."""
+POOL_HELP = """
+Serving a pool of replicas on Ray (docs/scaling.md):
+  pmc serve-duplex --ray [ADDRESS] --replicas N [--gpus-per-replica G] [--pool NAME] [options]
+
+  --ray [ADDRESS]       The Ray cluster (HOST:PORT); alone: this machine's, else a new local one.
+  --replicas N          Servers, each a Ray actor running one model instance (default 1).
+  --gpus-per-replica G  GPUs each replica takes (default 1; 0 serves on CPU).
+  --pool NAME           The pool's name (default duplex): a card names it with
+                        endpoint = "pool://NAME/api/duplex".
+The other options go to every replica's server, which picks its own --host, --port and
+--instances. The command prints the endpoints and stays in the foreground; a replica that dies
+is replaced; Ctrl-C stops them all.
+"""
 
 
 def _importable(*modules: str) -> bool:
     return all(importlib.util.find_spec(m) is not None for m in modules)
+
+
+def server_python() -> str:
+    """The server's Python: this one if it has PyTorch and moshi, else the duplex environment's.
+
+    Raises:
+        PmcError: Neither has them; it says how to install them.
+    """
+    if _importable(*SERVER_MODULES):
+        return sys.executable
+    from pmc.testing.duplex import duplex_python
+
+    try:
+        return str(duplex_python())
+    except PmcError:
+        raise PmcError(INSTALL_HINT) from None
+
+
+def server_env() -> dict[str, str]:
+    """The server's environment: this one, with moshi's lazy compilation off unless set."""
+    return os.environ | {"NO_TORCH_COMPILE": os.environ.get("NO_TORCH_COMPILE", "1")}
 
 
 @click.command(
@@ -32,33 +73,68 @@ def _importable(*modules: str) -> bool:
     context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
     add_help_option=False,
 )
+@ray_option
+@click.option("--replicas", type=click.IntRange(1), help="With --ray: servers in the pool.")
+@click.option(
+    "--gpus-per-replica", type=click.FloatRange(0), help="With --ray: GPUs each replica takes."
+)
+@click.option("--pool", help="With --ray: the pool's name, for pool://NAME/... endpoints.")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def serve_duplex_command(args: tuple[str, ...]) -> None:
+def serve_duplex_command(
+    ray_address: str | None,
+    replicas: int | None,
+    gpus_per_replica: float | None,
+    pool: str | None,
+    args: tuple[str, ...],
+) -> None:
     """Serve Moshi or PersonaPlex with a teacher-forced preload route (needs PyTorch, moshi).
 
     Routes: /api/chat (the stock Moshi protocol), /api/duplex (history first, then live),
     /api/stats. Example: pmc serve-duplex --hf-repo kyutai/moshiko-pytorch-bf16 --device cuda.
-    `pmc serve-duplex --help` lists every option.
+    `pmc serve-duplex --help` lists every option. With --ray, a pool of replicas on Ray.
     """
     if args[:1] in (("-h",), ("--help",)):
         from pmc.duplex.__main__ import build_parser
 
         # In-process, so it reads like every other command's help (and needs no PyTorch).
         click.echo(build_parser().format_help().replace("usage:", "Usage:", 1), nl=False)
+        click.echo(POOL_HELP, nl=False)
         return
-    if _importable("torch", "moshi", "aiohttp", "sphn", "sentencepiece"):
+    if ray_address is not None:
+        _serve_pool(ray_address, replicas or 1, gpus_per_replica, pool or DEFAULT_POOL, args)
+        return
+    if (replicas, gpus_per_replica, pool) != (None, None, None):
+        raise PmcError("--replicas, --gpus-per-replica and --pool serve a pool: add --ray")
+    if _importable(*SERVER_MODULES):
         from pmc.duplex.__main__ import main
 
         main(list(args))
         return
-    from pmc.testing.duplex import duplex_python
+    python = server_python()
+    sys.exit(subprocess.call([python, "-m", "pmc.duplex", *args], env=server_env()))
 
-    try:
-        python = duplex_python()
-    except PmcError:
-        raise PmcError(INSTALL_HINT) from None
-    env = os.environ | {"NO_TORCH_COMPILE": os.environ.get("NO_TORCH_COMPILE", "1")}
-    sys.exit(subprocess.call([str(python), "-m", "pmc.duplex", *args], env=env))
+
+def _serve_pool(
+    address: str, replicas: int, gpus: float | None, pool: str, args: tuple[str, ...]
+) -> None:
+    """``--ray``: check what the command line asks for, then serve the pool until Ctrl-C."""
+    from pmc.cli._duplex_pool import PoolSpec, serve_pool
+
+    if address != "auto" and ":" not in address:
+        raise PmcError(f"--ray {address}: give the cluster as HOST:PORT, or --ray alone")
+    if not POOL_NAME.fullmatch(pool):
+        raise PmcError(f"--pool {pool}: use letters, digits, '_', '.' and '-' only")
+    server_args = list(args)
+    if server_args[:1] == ["serve"]:
+        server_args = server_args[1:]
+    taken = [a for a in server_args if a.split("=", 1)[0] in ("--host", "--port", "--instances")]
+    if taken:
+        raise PmcError(f"{taken[0]}: with --ray each replica picks its own host, port, instances")
+    if server_args and not server_args[0].startswith("-"):
+        raise PmcError(f"{server_args[0]}: with --ray the replicas serve; give options only")
+    # A GPU each by default: a full-size model fills one (docs/scaling.md).
+    spec = PoolSpec(pool, replicas, 1.0 if gpus is None else gpus, tuple(server_args))
+    serve_pool(address, spec)
 
 
 @click.command("duplex")

@@ -9,9 +9,30 @@ frame by frame at 12.5 Hz and then continues live from that state.
 It needs PyTorch and the ``moshi`` package (an optional extra, in its own environment: moshi
 pins an old torch, so it is installed with ``--no-deps``; see the README's "Full-duplex
 systems"). Nothing here imports them at module level: :mod:`pmc.duplex._wire` and
-:mod:`pmc.duplex._align` are plain Python that the client side shares.
+:mod:`pmc.duplex._align` are plain Python that the client side shares, and so is
+:mod:`pmc.duplex._pool`, the registry of a pool of servers on Ray (``pmc serve-duplex --ray``).
 """
 
+from pmc.duplex._pool import (
+    DEFAULT_POOL,
+    POOL_NAMESPACE,
+    PoolRegistry,
+    PoolState,
+    Replica,
+    pool_actor_name,
+)
 from pmc.duplex._wire import FRAME_SAMPLES, HISTORY_CHUNK_BYTES, INSTALL_HINT, SAMPLE_RATE, Kind
 
-__all__ = ["FRAME_SAMPLES", "HISTORY_CHUNK_BYTES", "INSTALL_HINT", "SAMPLE_RATE", "Kind"]
+__all__ = [
+    "DEFAULT_POOL",
+    "FRAME_SAMPLES",
+    "HISTORY_CHUNK_BYTES",
+    "INSTALL_HINT",
+    "POOL_NAMESPACE",
+    "SAMPLE_RATE",
+    "Kind",
+    "PoolRegistry",
+    "PoolState",
+    "Replica",
+    "pool_actor_name",
+]

@@ -19,6 +19,11 @@ Card params (all optional):
         Moshi takes no prompt, so its card leaves this false.
     send_seed: Send the rollout's seed as ``seed`` (PersonaPlex).
     query: Further fixed query parameters, e.g. ``{voice_prompt = "NATF2.pt"}``.
+
+A card may name a pool of servers instead of one (``endpoint = "pool://NAME/api/duplex"``,
+served by ``pmc serve-duplex --ray``): :meth:`MoshiStockAdapter.connect` then takes a free
+replica for the session, kept in the trace as a ``pool`` signal, and :meth:`close` gives it
+back (:mod:`pmc.systems._duplex._pool`).
 """
 
 from __future__ import annotations
@@ -33,9 +38,16 @@ from pmc.audio import FloatArray
 from pmc.clock import Clock
 from pmc.duplex import FRAME_SAMPLES, SAMPLE_RATE, Kind
 from pmc.errors import PmcError
-from pmc.systems._adapter import EventKind, Preload, SystemEvent, register_adapter
+from pmc.systems._adapter import (
+    EventKind,
+    Preload,
+    RetryReason,
+    SystemEvent,
+    TransportError,
+    register_adapter,
+)
 from pmc.systems._card import SystemCard
-from pmc.systems._duplex import _opus
+from pmc.systems._duplex import _opus, _pool
 from pmc.systems._websocket import WebsocketAdapter
 
 
@@ -53,6 +65,8 @@ class MoshiStockAdapter(WebsocketAdapter):
         super().__init__(card, clock)
         self._encoder: _opus.OpusEncoder | None = None
         self._decoder: _opus.OpusDecoder | None = None
+        self._lease: _pool.Lease | None = None
+        self._failed = False
 
     @classmethod
     def prepare(cls, card: SystemCard) -> None:
@@ -64,6 +78,9 @@ class MoshiStockAdapter(WebsocketAdapter):
                 f"{FRAME_SAMPLES}-sample (80 ms) frames; set sample_rate = {SAMPLE_RATE} and "
                 "frame_ms = 80"
             )
+        pool = _pool.pool_of(card)
+        if pool is not None:
+            _pool.registry(pool)  # joins the cluster and finds the pool before any stream
 
     def _prompt_query(self, preload: Preload) -> dict[str, str]:
         """PersonaPlex's query parameters, where the card asks for them."""
@@ -85,10 +102,40 @@ class MoshiStockAdapter(WebsocketAdapter):
         joined = "&".join(p for p in (parts.query, urlencode(query)) if p)
         return urlunsplit(parts._replace(query=joined))
 
+    def endpoint(self) -> str:
+        """The card's endpoint; on a pool card, on the replica this session holds."""
+        if self._lease is not None:
+            return self._lease.url
+        return super().endpoint()
+
+    def fail(
+        self, what: str, retry: RetryReason | None = None, retry_after_s: float | None = None
+    ) -> TransportError:
+        """A transport error; the session is marked failed, for the pool's registry."""
+        self._failed = True
+        return super().fail(what, retry, retry_after_s)
+
     async def connect(self) -> None:
-        """Set up the codecs; the websocket opens in :meth:`preload`, which has the prompt."""
+        """Set up the codecs and, on a pool card, take a replica (waits while all are busy).
+
+        The websocket opens in :meth:`preload`, which has the prompt.
+        """
         self._encoder = _opus.OpusEncoder(self.card.sample_rate)
         self._decoder = _opus.OpusDecoder(self.card.sample_rate)
+        pool = _pool.pool_of(self.card)
+        if pool is not None:
+            self._lease = await _pool.take(self.card, pool, self.fail)
+            detail = {"type": "pool", "pool": pool, "replica": self._lease.replica}
+            self._backlog.append(SystemEvent(EventKind.SIGNAL, self.clock.now_ns(), detail=detail))
+
+    async def close(self) -> None:
+        """Close the session; a pool card's replica goes back to the pool, failed or not."""
+        lease, self._lease = self._lease, None
+        try:
+            await super().close()
+        finally:
+            if lease is not None:
+                await _pool.give_back(lease, self._failed)
 
     def socket_options(self, url: str) -> dict[str, Any]:
         """No pings: the stock server runs inference inside its event loop."""
