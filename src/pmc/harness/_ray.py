@@ -142,7 +142,10 @@ class RayRollouts:
             "max_restarts": 0,  # a lost worker is replaced by the driver, its work retried
         }
         if key:
+            # Placed by its resources alone: asking a CPU too would leave it unplaced for good
+            # where the default pool already holds every CPU of the only nodes that have them.
             options["resources"] = dict(key)
+            options["num_cpus"] = 0
         cards = self._cards[key]
         modules = sorted({adapter_factory(card).__module__ for card in cards})
         return _Worker(self._remote.options(**options).remote(cards, modules))
