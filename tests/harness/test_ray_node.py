@@ -90,3 +90,11 @@ def test_a_node_lost_mid_rollout_loses_and_duplicates_nothing(
         for folder in folders:
             names = sorted(p.name for p in folder.iterdir())
             assert names == ["output.wav", "played.flac", "trace.json"], folder
+    # Both cards are on the virtual clock: the run equals one that nothing interrupted.
+    run_rollouts(workdir, cards, RunSettings("whole", retries=0))
+    assert files(run) == files(runs_dir(workdir) / "whole")
+
+
+def files(run: Path) -> dict[str, bytes]:
+    """A run's rollout files by relative path."""
+    return {str(p.relative_to(run)): p.read_bytes() for p in sorted(run.glob("rollouts/**/*.*"))}
