@@ -128,7 +128,6 @@ class RayRollouts:
         for card in cards:
             self._cards.setdefault(tuple(resources_of(card).items()), []).append(card)
         self._pools: dict[_Key, list[_Worker]] = {}
-        self.replaced = 0
         for key, group in self._cards.items():
             size = workers if not key else min(workers, max(c.concurrency for c in group))
             self._pools[key] = [self._spawn(key) for _ in range(size)]
@@ -149,10 +148,6 @@ class RayRollouts:
         cards = self._cards[key]
         modules = sorted({adapter_factory(card).__module__ for card in cards})
         return _Worker(self._remote.options(**options).remote(cards, modules))
-
-    def pool_size(self, card: SystemCard) -> int:
-        """Workers that may run ``card``'s rollouts."""
-        return len(self._pools[tuple(resources_of(card).items())])
 
     async def run(self, job: RolloutJob, kind: ClockKind, params: ProtocolParams) -> RolloutResult:
         """One attempt of ``job`` on the least busy worker of its pool.
@@ -185,7 +180,6 @@ class RayRollouts:
             with contextlib.suppress(Exception):
                 self._ray.kill(worker.handle)
             pool.append(self._spawn(key))
-            self.replaced += 1
 
     def close(self) -> None:
         """Stop every worker."""

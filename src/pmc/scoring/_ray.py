@@ -65,7 +65,6 @@ class RayScoring:
         self._remote = ray.remote(ScoreWorker)
         self._lost = (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError)
         self._workers = [self._spawn() for _ in range(workers)]
-        self.replaced = 0
 
     def _spawn(self) -> Any:
         return self._remote.options(**self._options).remote(self._asr)
@@ -104,7 +103,6 @@ class RayScoring:
                 if worker in self._workers:
                     self._workers.remove(worker)
                     self._workers.append(self._spawn())
-                    self.replaced += 1
             else:
                 finish(index, result)
             fill()
