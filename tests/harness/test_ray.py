@@ -121,9 +121,10 @@ def test_each_cards_concurrency_holds_over_every_worker(ray_local: None, tmp_pat
         assert agent.peak_calls == limits[name], name
 
 
-def _run_in_thread(
+def run_in_thread(
     workdir: Path, cards: list[Any], settings: RunSettings
 ) -> tuple[threading.Thread, dict[str, dict[str, SystemTally]]]:
+    """Start the run in a thread; its tallies land in the dict under ``tallies``."""
     result: dict[str, dict[str, SystemTally]] = {}
 
     def main() -> None:
@@ -134,6 +135,16 @@ def _run_in_thread(
     return thread, result
 
 
+def wait_until_held(waiting: Path, thread: threading.Thread) -> int:
+    """Wait (by progress) until a held rollout waits; the id of the process it waits in."""
+    deadline = time.monotonic() + STALL_S
+    while not waiting.exists() or not waiting.read_text():
+        assert thread.is_alive(), "the run ended before the held system waited"
+        assert time.monotonic() < deadline, "the run never reached the held system"
+        time.sleep(0.01)
+    return int(waiting.read_text())
+
+
 def test_a_worker_killed_mid_rollout_loses_and_duplicates_nothing(
     ray_local: None, tmp_path: Path
 ) -> None:
@@ -142,13 +153,8 @@ def test_a_worker_killed_mid_rollout_loses_and_duplicates_nothing(
     release, waiting = tmp_path / "release", tmp_path / "waiting"
     held = load_card(held_card(tmp_path, release, waiting))
     cards = [load_card(SYSTEMS / "never-speak.toml"), held]
-    thread, result = _run_in_thread(workdir, cards, RunSettings("lost", retries=0, ray="auto"))
-    deadline = time.monotonic() + STALL_S
-    while not waiting.exists() or not waiting.read_text():
-        assert thread.is_alive(), "the run ended before the held system waited"
-        assert time.monotonic() < deadline, "the run never reached the held system"
-        time.sleep(0.01)
-    worker = int(waiting.read_text())
+    thread, result = run_in_thread(workdir, cards, RunSettings("lost", retries=0, ray="auto"))
+    worker = wait_until_held(waiting, thread)
     assert worker != os.getpid()  # it waits in a Ray worker, not here
     os.kill(worker, signal.SIGKILL)
     release.touch()

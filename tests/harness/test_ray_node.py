@@ -8,8 +8,6 @@ resource joins, as an autoscaler would bring one, and the held system is release
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,17 +16,17 @@ import pytest
 
 import pmc.testing.systems  # noqa: F401 - registers the held system here; workers import it
 from pmc import cluster
-from pmc.harness import RunSettings, SystemTally, run_rollouts, runs_dir
+from pmc.harness import RunSettings, run_rollouts, runs_dir
 from pmc.systems import load_card
 from pmc.testing.points import write_points
 from tests.harness.test_kill_resume import held_card
+from tests.harness.test_ray import STALL_S, run_in_thread, wait_until_held
 
 pytestmark = pytest.mark.slow
 
 SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
 STORE_BYTES = 200 * 2**20
 """Each node's object store (Ray's default claims 30% of the machine's memory per node)."""
-STALL_S = 300.0
 RESOURCE = "held-node"
 
 
@@ -60,24 +58,16 @@ def test_a_node_lost_mid_rollout_loses_and_duplicates_nothing(
     )
     path.write_text(text)
     cards = [load_card(SYSTEMS / "never-speak.toml"), load_card(path)]
-    result: dict[str, dict[str, SystemTally]] = {}
     settings = RunSettings("lost", retries=0, ray=two_nodes.address)
-    thread = threading.Thread(
-        target=lambda: result.setdefault("t", run_rollouts(workdir, cards, settings)), daemon=True
-    )
-    thread.start()
-    deadline = time.monotonic() + STALL_S
-    while not waiting.exists() or not waiting.read_text():
-        assert thread.is_alive(), "the run ended before the held system waited"
-        assert time.monotonic() < deadline, "the run never reached the held system"
-        time.sleep(0.01)
+    thread, result = run_in_thread(workdir, cards, settings)
+    wait_until_held(waiting, thread)
     held_node = next(n for n in two_nodes.worker_nodes)
     two_nodes.remove_node(held_node)  # its raylet and every worker on it
     two_nodes.add_node(num_cpus=1, resources={RESOURCE: 1}, object_store_memory=STORE_BYTES)
     release.touch()
     thread.join(STALL_S)
     assert not thread.is_alive()
-    tallies = result["t"]
+    tallies = result["tallies"]
     assert {n: (t.done, t.failed) for n, t in tallies.items()} == {
         "never-speak": (len(points), 0),
         "held": (len(points), 0),
