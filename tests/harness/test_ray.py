@@ -1,10 +1,10 @@
-"""``pmc run --ray`` and ``pmc score --ray`` on a local Ray cluster (two streaming processes).
+"""``pmc run --ray`` on a local Ray cluster of two nodes: limits and a lost worker.
 
-What a Ray run must give is what a local run gives: the same run folder, byte for byte, for
-systems on the virtual clock; the same scores. The driver keeps each card's concurrency limit
-over every worker; a worker killed mid-rollout loses and duplicates nothing (its rollouts start
-afresh on another worker). Kills are placed by progress: a held system waits, in a worker, for
-the test to release it, and writes which process it waits in.
+The driver keeps each card's concurrency limit over every worker; a worker killed mid-rollout
+loses and duplicates nothing (its rollouts start afresh on another worker). Kills are placed by
+progress: a held system waits, in a worker, for the test to release it, and writes which
+process it waits in. (That a Ray run's folder and scores equal a local run's is
+``test_ray_demo``'s.)
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -26,10 +25,10 @@ import pmc.testing.systems  # noqa: F401 - registers the held system here; worke
 from pmc import cluster
 from pmc.errors import PmcError
 from pmc.harness import RunSettings, SystemTally, run_rollouts, runs_dir
-from pmc.scoring import ScoreSettings, ScoringCluster, run_scoring
 from pmc.systems import load_card
 from pmc.testing.agent import AgentBehaviour, fake_agent
 from pmc.testing.points import write_points
+from tests.harness.ray_nodes import TwoNodes
 from tests.harness.test_kill_resume import held_card
 from tests.systems.conftest import card_at
 
@@ -42,65 +41,9 @@ STALL_S = 300.0
 """A held rollout not reached in 5 minutes means the run is stuck: fail, do not hang."""
 
 
-@pytest.fixture(scope="module")
-def ray_local() -> Iterator[None]:
-    """A local Ray cluster of two CPUs for this module, stopped after it."""
-    cluster.connect(None, num_cpus=WORKERS)
-    yield
-    cluster.disconnect()
-
-
-def files(run: Path) -> dict[str, bytes]:
-    """Every file of a run folder but run.json (which names the run), by relative path."""
-    return {
-        str(p.relative_to(run)): p.read_bytes()
-        for p in sorted(run.rglob("*"))
-        if p.is_file() and p.name != "run.json"
-    }
-
-
-def run_record(run: Path) -> dict[str, Any]:
-    record: dict[str, Any] = json.loads((run / "run.json").read_text())
-    record.pop("run_id")
-    return record
-
-
-@pytest.fixture(scope="module")
-def both(ray_local: None, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """The reference systems run here and on Ray, into two runs of the same points."""
-    workdir = tmp_path_factory.mktemp("ray-same")
-    write_points(workdir)
-    cards = [load_card(SYSTEMS / f"{name}.toml") for name in VIRTUAL]
-    run_rollouts(workdir, cards, RunSettings("here", retries=0))
-    tallies = run_rollouts(workdir, cards, RunSettings("ray", retries=0, ray="auto"))
-    assert {n: (t.done, t.failed) for n, t in tallies.items()} == {n: (4, 0) for n in VIRTUAL}
-    return runs_dir(workdir) / "here", runs_dir(workdir) / "ray"
-
-
-def test_a_ray_run_writes_the_same_run_folder_as_a_local_run(both: tuple[Path, Path]) -> None:
-    here, on_ray = both
-    local, remote = files(here), files(on_ray)
-    assert len(local) == len(VIRTUAL) * 4 * 3  # trace.json, played.flac, output.wav each
-    assert remote.keys() == local.keys()
-    assert [name for name in local if local[name] != remote[name]] == []
-    assert run_record(on_ray) == run_record(here)
-
-
-def test_scoring_on_ray_writes_the_same_scores_as_local_scoring(both: tuple[Path, Path]) -> None:
-    here, _ = both
-    settings = ScoreSettings(asr="faster-whisper:tiny.en")
-    run_scoring(here, settings, workers=1)
-    local = {k: v for k, v in files(here).items() if k.startswith("scores/")}
-    for path in (here / "scores").rglob("*.json*"):
-        path.unlink()
-    tallies = run_scoring(here, settings, cluster=ScoringCluster("auto"))
-    assert sum(t.scored for t in tallies.values()) == len(VIRTUAL) * 4
-    remote = {k: v for k, v in files(here).items() if k.startswith("scores/")}
-    assert len(local) == len(VIRTUAL) * 4 + len(VIRTUAL)  # one per rollout, one jsonl each
-    assert remote == local
-
-
-def test_each_cards_concurrency_holds_over_every_worker(ray_local: None, tmp_path: Path) -> None:
+def test_each_cards_concurrency_holds_over_every_worker(
+    ray_nodes: TwoNodes, tmp_path: Path
+) -> None:
     """Two real-time phone agents: never more calls open at once than each card allows."""
     workdir = tmp_path / "w"
     write_points(workdir)
@@ -112,7 +55,7 @@ def test_each_cards_concurrency_holds_over_every_worker(ray_local: None, tmp_pat
             path = card_at("twilio-agent", agents[name].url, tmp_path / "cards", name)
             path.write_text(path.read_text().replace("concurrency = 1", f"concurrency = {limit}"))
             cards.append(load_card(path))
-        settings = RunSettings("calls", retries=0, ray="auto", workers=WORKERS)
+        settings = RunSettings("calls", retries=0, ray=ray_nodes.address, workers=WORKERS)
         tallies = run_rollouts(workdir, cards, settings)
     assert {n: (t.done, t.failed) for n, t in tallies.items()} == {n: (4, 0) for n in limits}
     for name, agent in agents.items():
@@ -146,14 +89,15 @@ def wait_until_held(waiting: Path, thread: threading.Thread) -> int:
 
 
 def test_a_worker_killed_mid_rollout_loses_and_duplicates_nothing(
-    ray_local: None, tmp_path: Path
+    ray_nodes: TwoNodes, tmp_path: Path
 ) -> None:
     workdir = tmp_path / "w"
     points = write_points(workdir)
     release, waiting = tmp_path / "release", tmp_path / "waiting"
     held = load_card(held_card(tmp_path, release, waiting))
     cards = [load_card(SYSTEMS / "never-speak.toml"), held]
-    thread, result = run_in_thread(workdir, cards, RunSettings("lost", retries=0, ray="auto"))
+    settings = RunSettings("lost", retries=0, ray=ray_nodes.address)
+    thread, result = run_in_thread(workdir, cards, settings)
     worker = wait_until_held(waiting, thread)
     assert worker != os.getpid()  # it waits in a Ray worker, not here
     os.kill(worker, signal.SIGKILL)

@@ -1,53 +1,33 @@
 """A Ray node lost mid-run (its raylet and every process on it killed) loses and duplicates nothing.
 
-Two nodes on this machine (Ray's own ``cluster_utils.Cluster``): the held system's card asks for
-a resource only the second node has, so its rollouts stream there. Once a held rollout waits on
-that node (placed by progress: it writes its process id), the node is removed, a new node with the
-resource joins, as an autoscaler would bring one, and the held system is released.
+The package's two local nodes and a third that joins for this test: the held system's card asks
+for a resource only the third node has, so its rollouts stream there. Once a held rollout waits
+on that node (placed by progress: it writes its process id), the node is removed, a new node with
+the resource joins, as an autoscaler would bring one, and the held system is released.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import pmc.testing.systems  # noqa: F401 - registers the held system here; workers import it
-from pmc import cluster
 from pmc.harness import RunSettings, run_rollouts, runs_dir
 from pmc.systems import load_card
 from pmc.testing.points import write_points
+from tests.harness.ray_nodes import TwoNodes
 from tests.harness.test_kill_resume import held_card
 from tests.harness.test_ray import STALL_S, run_in_thread, wait_until_held
 
 pytestmark = pytest.mark.slow
 
 SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
-STORE_BYTES = 200 * 2**20
-"""Each node's object store (Ray's default claims 30% of the machine's memory per node)."""
 RESOURCE = "held-node"
 
 
-@pytest.fixture
-def two_nodes() -> Iterator[Any]:
-    ray = cluster.ray_module()
-    from ray.cluster_utils import Cluster
-
-    nodes = Cluster(
-        initialize_head=True,
-        head_node_args={"num_cpus": 1, "object_store_memory": STORE_BYTES},
-    )
-    nodes.add_node(num_cpus=1, resources={RESOURCE: 1}, object_store_memory=STORE_BYTES)
-    cluster.connect(nodes.address)
-    yield nodes
-    ray.shutdown()
-    nodes.shutdown()  # type: ignore[no-untyped-call]
-
-
 def test_a_node_lost_mid_rollout_loses_and_duplicates_nothing(
-    two_nodes: Any, tmp_path: Path
+    ray_nodes: TwoNodes, tmp_path: Path
 ) -> None:
     workdir = tmp_path / "w"
     points = write_points(workdir)
@@ -58,14 +38,16 @@ def test_a_node_lost_mid_rollout_loses_and_duplicates_nothing(
     )
     path.write_text(text)
     cards = [load_card(SYSTEMS / "never-speak.toml"), load_card(path)]
-    settings = RunSettings("lost", retries=0, ray=two_nodes.address)
+    held_node = ray_nodes.add_node(num_cpus=0, resources={RESOURCE: 1})
+    settings = RunSettings("lost", retries=0, ray=ray_nodes.address)
     thread, result = run_in_thread(workdir, cards, settings)
     wait_until_held(waiting, thread)
-    held_node = next(n for n in two_nodes.worker_nodes)
-    two_nodes.remove_node(held_node)  # its raylet and every worker on it
-    two_nodes.add_node(num_cpus=1, resources={RESOURCE: 1}, object_store_memory=STORE_BYTES)
+    ray_nodes.remove_node(held_node)  # its raylet and every worker on it
+    # A new node with the resource joins, as an autoscaler would bring one.
+    replacement = ray_nodes.add_node(num_cpus=0, resources={RESOURCE: 1})
     release.touch()
     thread.join(STALL_S)
+    ray_nodes.remove_node(replacement)  # the package's other tests find two nodes again
     assert not thread.is_alive()
     tallies = result["tallies"]
     assert {n: (t.done, t.failed) for n, t in tallies.items()} == {

@@ -40,7 +40,7 @@ from websockets.exceptions import ConnectionClosed
 
 from pmc.audio import SAMPLE_RATE, FloatArray, to_pcm16
 from pmc.clock import NS_PER_S, RealClock
-from pmc.testing._child import serve_in_child
+from pmc.testing._child import Child, serve_in_child
 
 HOST = "127.0.0.1"
 LATENCY_MS = 700.0
@@ -76,12 +76,16 @@ class LoopbackBehaviour:
         reply_ms: Length of the reply tone.
         abort_after_frames: Drop the connection without a closing handshake after this many
             input frames (a fault to test transports with); None never does.
+        reply_text: Answer with these words, spoken by Piper from their first audible sample,
+            instead of the tone (``reply_ms`` is then unused): a reply that scoring hears as
+            speech, for runs that are scored.
     """
 
     latency_ms: float = LATENCY_MS
     silence_ms: float = SILENCE_MS
     reply_ms: float = REPLY_MS
     abort_after_frames: int | None = None
+    reply_text: str | None = None
 
     def __post_init__(self) -> None:
         if self.silence_ms <= 0 or self.reply_ms <= 0:
@@ -141,9 +145,21 @@ def reply_tone(reply_ms: float, sample_rate: int = SAMPLE_RATE) -> FloatArray:
     return (TONE_AMPLITUDE * np.cos(2 * np.pi * TONE_HZ * t)).astype(np.float32)
 
 
-def reply_chunks(reply_ms: float, sample_rate: int = SAMPLE_RATE) -> list[bytes]:
-    """The reply's PCM16 bytes cut into messages of :data:`REPLY_CHUNK_BYTES` sizes."""
-    data = to_pcm16(reply_tone(reply_ms, sample_rate)).astype("<i2").tobytes()
+def spoken_reply(text: str) -> FloatArray:
+    """``text`` spoken by Piper, from its first sample above :data:`SPEECH_RMS` on."""
+    from pmc.tts import VoiceHint, create_tts
+
+    speech = create_tts().speak(text, VoiceHint())
+    audible = np.flatnonzero(np.abs(speech) >= SPEECH_RMS)
+    return speech[audible[0] :] if audible.size else speech
+
+
+def reply_chunks(
+    reply_ms: float, sample_rate: int = SAMPLE_RATE, audio: FloatArray | None = None
+) -> list[bytes]:
+    """The reply (``audio``, else the tone) as PCM16 bytes cut into :data:`REPLY_CHUNK_BYTES`."""
+    reply = reply_tone(reply_ms, sample_rate) if audio is None else audio
+    data = to_pcm16(reply).astype("<i2").tobytes()
     chunks: list[bytes] = []
     at = 0
     while at < len(data):
@@ -217,7 +233,8 @@ async def serve_fake_system(behaviour: LoopbackBehaviour | None = None) -> Async
             :data:`SILENCE_MS` and :data:`REPLY_MS`).
     """
     spec = behaviour or LoopbackBehaviour()
-    chunks = reply_chunks(spec.reply_ms)
+    spoken = None if spec.reply_text is None else spoken_reply(spec.reply_text)
+    chunks = reply_chunks(spec.reply_ms, audio=spoken)
 
     async def handler(ws: ServerConnection) -> None:
         await _Session(ws, spec, chunks).run()
@@ -243,9 +260,16 @@ def fake_system_process(behaviour: LoopbackBehaviour | None = None) -> Iterator[
     the harness. The child is ``python -m pmc.testing.loopback``; it stops when its standard
     input closes, so it cannot outlive this process.
     """
+    with fake_system_child(behaviour) as child:
+        yield child.url
+
+
+@contextmanager
+def fake_system_child(behaviour: LoopbackBehaviour | None = None) -> Iterator[Child]:
+    """As :func:`fake_system_process`, yielding the child: its URL and its process id."""
     spec = json.dumps(asdict(behaviour or LoopbackBehaviour()))
     with serve_in_child("pmc.testing.loopback", spec, START_TIMEOUT_S) as child:
-        yield child.url
+        yield child
 
 
 async def _serve_until_stdin_closes(behaviour: LoopbackBehaviour) -> None:
