@@ -1,11 +1,22 @@
 """Benchmarks: speed and timing figures reported by ``pmc bench``, never asserted in tests.
 
 Like the CLI, this package sits above every stage and may use :mod:`pmc.testing`'s fakes: the
-harness bench streams to the loopback fake of known latency (``_harness``), the scoring bench
+harness bench streams to the loopback fake of known latency (``_harness``), the cluster bench
+spreads those streams over Ray processes (``_cluster``), the scoring bench
 scores a small run of the reference systems (``_score``), and ``_steadiness`` measures how
 steadily the machine runs us, reported beside the harness figures.
 """
 
+from pmc.bench._cluster import (
+    ERROR_P99_BOUND_MS,
+    LATENESS_P99_BOUND_MS,
+    PROCESSES,
+    STEP,
+    ClusterBenchRow,
+    bench_cluster,
+    holds,
+    largest_held,
+)
 from pmc.bench._harness import (
     CONCURRENCY,
     SPEECH_S,
@@ -23,14 +34,22 @@ from pmc.bench._steadiness import Steadiness, steadiness
 __all__ = [
     "BENCH_SYSTEMS",
     "CONCURRENCY",
+    "ERROR_P99_BOUND_MS",
+    "LATENESS_P99_BOUND_MS",
+    "PROCESSES",
     "SPEECH_S",
+    "STEP",
+    "ClusterBenchRow",
     "HarnessBenchRow",
     "LevelResult",
     "RolloutOutcome",
     "ScoreBench",
     "Steadiness",
+    "bench_cluster",
     "bench_harness",
     "bench_score",
+    "holds",
+    "largest_held",
     "run_level",
     "speech_like",
     "steadiness",

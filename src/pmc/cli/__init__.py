@@ -8,6 +8,7 @@ import click
 
 from pmc import __version__
 from pmc.cli._bench import bench
+from pmc.cli._bench_cluster import bench_cluster_command
 from pmc.cli._calibrate import calibrate_gate_command
 from pmc.cli._corpus import corpus
 from pmc.cli._demo import demo
@@ -52,6 +53,7 @@ cli.add_command(demo)
 cli.add_command(bench)
 cli.add_command(serve_duplex_command)
 bench.add_command(bench_duplex_command)
+bench.add_command(bench_cluster_command)
 
 
 def main() -> None:

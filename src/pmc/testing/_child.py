@@ -23,6 +23,8 @@ class Child:
     """A running child fake: its URL, and its records once it has stopped."""
 
     url: str
+    pid: int
+    """The child's process id (to measure its CPU use)."""
     records: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -46,7 +48,7 @@ def serve_in_child(module: str, spec: str, timeout_s: float) -> Iterator[Child]:
         url = stdout.readline().strip() if ready else ""
         if not url.startswith("ws://"):
             raise RuntimeError(f"the fake did not start (exit status {process.poll()})")
-        child = Child(url)
+        child = Child(url, process.pid)
         yield child
         stdin.close()  # the child stops serving, prints its records and exits
         report = stdout.read()
