@@ -1,4 +1,6 @@
-"""Session fixtures of the full-duplex tests: tiny models, the two servers, a small point set.
+"""The full-duplex tests' fixtures: tiny models, the two servers, a small point set.
+
+Each lives until this package's tests are done (an idle server still takes CPU from the rest).
 
 The servers run in the duplex environment (``.venv-duplex``, PyTorch's CPU build and moshi),
 as subprocesses on free loopback ports; the tests drive them from pmc's own environment. Where
@@ -22,7 +24,7 @@ HISTORY_CAP_FRAMES = 2048
 """The server's cap in the tests: PersonaPlex's, so the personaplex card's own cap is equal."""
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny random-weight Mimi, LM and tokenizer, built once per session (about 3 s)."""
     try:
@@ -32,7 +34,7 @@ def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_models(tmp_path_factory.mktemp("tiny-moshi"))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def duplex_base(tiny_models: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``pmc serve-duplex`` on the tiny models, two instances: its base URL."""
     log = tmp_path_factory.mktemp("duplex-server") / "server.log"
@@ -53,7 +55,7 @@ def _cost_s(points: Path, row: dict[str, object]) -> float:
     return float(live + history / 20)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def duplex_points(demo_points_workdir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A working directory with two demo points: the cheapest pause and turn end.
 
