@@ -22,6 +22,9 @@ LOCAL_OBJECT_STORE_BYTES = 512 * 2**20
 QUIET_ENV = {
     "RAY_USAGE_STATS_ENABLED": "0",  # offline: nothing to report to
     "RAY_AUTH_MODE": "disabled",  # else a token is written to ~/.ray/auth_token
+    # Ray starts its workers at nice 15, below everything else on the node: a streaming worker
+    # then loses its core to any other process and sends frames late (docs/scaling.md).
+    "RAY_worker_niceness": "0",
 }
 
 
