@@ -20,7 +20,9 @@ from pmc.cli import cli
 pytestmark = pytest.mark.slow
 
 
-def _row(processes: int, n: int, lateness_p99: float, failed: int = 0) -> ClusterBenchRow:
+def _row(
+    processes: int, n: int, lateness_p99: float, failed: int = 0, harness_error_p99: float = 3.0
+) -> ClusterBenchRow:
     level = HarnessBenchRow(
         concurrency=n,
         rollouts=n - failed,
@@ -35,6 +37,8 @@ def _row(processes: int, n: int, lateness_p99: float, failed: int = 0) -> Cluste
         error_max_ms=4.0,
         error_mean_ms=1.0,
         reply_late_max_ms=0.5,
+        harness_error_p99_ms=harness_error_p99,
+        harness_error_max_ms=harness_error_p99 + 1,
         latency_ms=700.0,
         wall_s=5.0,
         cpu_s=4.0,
@@ -49,10 +53,12 @@ def test_the_largest_n_held_is_the_last_step_before_the_first_miss() -> None:
         _row(2, 64, 0.5),
         _row(1, 128, 5.1),  # lateness p99 past 5 ms
         _row(2, 128, 0.9),
+        _row(1, 192, 0.9, harness_error_p99=10.5),  # after a miss: never counted
         _row(2, 192, 1.0, failed=1),  # a rollout failed
         _row(2, 256, 1.0),  # after a miss: not counted
+        _row(3, 64, 1.0, harness_error_p99=10.5),  # the harness's error past 10 ms
     ]
-    assert [r.held for r in rows] == [True, True, False, True, False, True]
+    assert [r.held for r in rows] == [True, True, False, True, False, False, True, False]
     assert largest_held(rows, 1) == 64
     assert largest_held(rows, 2) == 128
     assert largest_held(rows, 3) == 0

@@ -89,6 +89,10 @@ class HarnessBenchRow:
         error_mean_ms: Mean signed error (measured minus known; positive means measured late).
         reply_late_max_ms: The fake system's own lateness in sending a reply (a part of the
             error that the harness does not cause).
+        harness_error_p99_ms: 99th percentile of the error net of the fake's own lateness:
+            how far the measured latency is from the one the fake actually produced (what it
+            was told plus how late it says it sent), the harness's own part.
+        harness_error_max_ms: The worst rollout, net of the fake's lateness.
         latency_ms: The known response latency.
         wall_s: Wall time of the level, connections included.
         cpu_s: CPU time the process used meanwhile (the clock's spin-waits included).
@@ -109,6 +113,8 @@ class HarnessBenchRow:
     error_max_ms: float
     error_mean_ms: float
     reply_late_max_ms: float
+    harness_error_p99_ms: float
+    harness_error_max_ms: float
     latency_ms: float
     wall_s: float
     cpu_s: float
@@ -345,6 +351,9 @@ def summarise(level: LevelResult, latency_ms: float) -> HarnessBenchRow:
     ).tolist()
     errors = [o.error_ms for o in outcomes]
     absolute = [abs(e) for e in errors]
+    harness = [
+        abs(o.error_ms - o.reply_late_ms) for o in outcomes if math.isfinite(o.reply_late_ms)
+    ]
     return HarnessBenchRow(
         concurrency=level.concurrency,
         rollouts=len(outcomes),
@@ -359,6 +368,8 @@ def summarise(level: LevelResult, latency_ms: float) -> HarnessBenchRow:
         error_max_ms=_percentile(absolute, 100),
         error_mean_ms=round(float(np.mean(errors)), 3) if errors else math.nan,
         reply_late_max_ms=_percentile([o.reply_late_ms for o in outcomes], 100),
+        harness_error_p99_ms=_percentile(harness, 99),
+        harness_error_max_ms=_percentile(harness, 100),
         latency_ms=latency_ms,
         wall_s=round(level.wall_s, 2),
         cpu_s=round(level.cpu_s, 2),
