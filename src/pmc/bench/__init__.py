@@ -10,6 +10,7 @@ steadily the machine runs us, reported beside the harness figures.
 from pmc.bench._cluster import (
     ERROR_P99_BOUND_MS,
     LATENESS_P99_BOUND_MS,
+    MAX_CONCURRENCY,
     PROCESSES,
     STEP,
     ClusterBenchRow,
@@ -36,6 +37,7 @@ __all__ = [
     "CONCURRENCY",
     "ERROR_P99_BOUND_MS",
     "LATENESS_P99_BOUND_MS",
+    "MAX_CONCURRENCY",
     "PROCESSES",
     "SPEECH_S",
     "STEP",

@@ -13,6 +13,7 @@ from pmc import io
 from pmc.bench import (
     ERROR_P99_BOUND_MS,
     LATENESS_P99_BOUND_MS,
+    MAX_CONCURRENCY,
     PROCESSES,
     SPEECH_S,
     STEP,
@@ -21,20 +22,9 @@ from pmc.bench import (
     largest_held,
     steadiness,
 )
-from pmc.cli._bench import _triple
+from pmc.cli._bench import _levels, _triple
 from pmc.cli._ui import err, out
 from pmc.testing.loopback import LATENCY_MS, SILENCE_MS
-
-
-def _counts(ctx: click.Context, param: click.Parameter, value: str) -> list[int]:
-    """``1,2`` as a sorted list of distinct positive integers."""
-    try:
-        counts = sorted({int(part) for part in value.split(",") if part.strip()})
-    except ValueError:
-        raise click.BadParameter("a comma-separated list of integers, e.g. 1,2") from None
-    if not counts or counts[0] <= 0:
-        raise click.BadParameter("at least one count, each a positive integer")
-    return counts
 
 
 @click.command("cluster")
@@ -42,7 +32,7 @@ def _counts(ctx: click.Context, param: click.Parameter, value: str) -> list[int]
     "--processes",
     default=",".join(map(str, PROCESSES)),
     show_default=True,
-    callback=_counts,
+    callback=_levels,
     help="Streaming processes to compare (comma-separated); a local Ray cluster gets a CPU "
     "for each of the most.",
 )
@@ -53,7 +43,7 @@ def _counts(ctx: click.Context, param: click.Parameter, value: str) -> list[int]
     "--max",
     "max_concurrency",
     type=click.IntRange(min=1),
-    default=2048,
+    default=MAX_CONCURRENCY,
     show_default=True,
     help="Stop stepping here even if every count still holds.",
 )
@@ -96,6 +86,7 @@ def bench_cluster_command(
     fake's own CPU time and how busy the machine was.
     Needs the ray extra: pip install 'pmc[ray]'.
     """
+    processes = sorted(set(processes))
     steady = steadiness()
     err.print(
         f"machine: {steady.slow_share:.1%} of 10 ms windows ran at under half speed "
