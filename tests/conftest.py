@@ -68,16 +68,29 @@ REFERENCE_SYSTEMS = ("never-speak", "always-speak", "person", "shuffled-person")
 points."""
 
 
+REFERENCE_CAP_S = 15.0
+"""The reference run's cap on a reply: longer than every demo reply (the longest ends 13.3 s
+after its boundary), half the paper's 30 s, so that always-speak's monologues, transcribed at
+every point, do not take the suite's longest step to three minutes."""
+
+
+def reference_settings(ray: str | None = None) -> Any:
+    """How ``reference_run`` is run (``ray``: on that cluster instead)."""
+    from pmc.harness import ProtocolParams, RunSettings
+
+    return RunSettings("reference", params=ProtocolParams(cap_s=REFERENCE_CAP_S), ray=ray)
+
+
 @pytest.fixture(scope="session")
 def reference_run(demo_points_workdir: Path) -> Path:
     """The reference systems run and scored on the demo points (slow; once per session)."""
-    from pmc.harness import RunSettings, run_rollouts, runs_dir
+    from pmc.harness import run_rollouts, runs_dir
     from pmc.scoring import ScoreSettings, run_scoring
     from pmc.systems import find_card
 
     systems = Path(__file__).resolve().parents[1] / "systems"
     cards = [find_card(n, systems) for n in REFERENCE_SYSTEMS]
-    run_rollouts(demo_points_workdir, cards, RunSettings("reference"))
+    run_rollouts(demo_points_workdir, cards, reference_settings())
     path = runs_dir(demo_points_workdir) / "reference"
     # tiny.en, the fast option: the person's words set the transcription ceiling either way.
     run_scoring(path, ScoreSettings(asr="faster-whisper:tiny.en"), workers=2)

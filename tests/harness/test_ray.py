@@ -47,7 +47,7 @@ def test_each_cards_concurrency_holds_over_every_worker(
     """Two real-time phone agents: never more calls open at once than each card allows."""
     workdir = tmp_path / "w"
     write_points(workdir)
-    limits = {"agent-1": 1, "agent-2": 2}
+    limits = {"agent-1": 2, "agent-2": 3}
     with ExitStack() as stack:
         agents, cards = {}, []
         for name, limit in limits.items():

@@ -3,18 +3,18 @@
 On the virtual clock a run's folder must be the same byte for byte wherever its rollouts
 stream: the reference systems on every demo point (the local run is the session's
 ``reference_run``), and the endpointer cascade, the local system with real models (VAD,
-transcription at recall points, Piper), on a pause, a turn end and a recall point of each demo
-conversation. Scores written through Ray's scoring equal local scoring's, byte for byte. On the
+transcription at recall points, Piper), on a pause, a turn end and a recall point of two demo
+conversations. Scores written through Ray's scoring equal local scoring's, byte for byte (for
+always-speak on the points of two conversations only: see :data:`SCORED`). On the
 real clock two runs cannot be equal byte for byte, but the loopback fake (a known latency, in a
 process of its own) must give each rollout the same outcome and a latency within 5 ms, beyond
 the lateness each run measured of itself.
-
-Only rollouts are compared for always-speak's scores (see :data:`SCORED`).
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ from pmc.points import Point, PointKind, points_dir, read_points
 from pmc.scoring import PauseOutcome, ScoreSettings, ScoringCluster, read_scores, run_scoring
 from pmc.systems import find_card, load_card
 from pmc.testing.loopback import SPEECH_RMS, LoopbackBehaviour, fake_system_process
-from tests.conftest import REFERENCE_SYSTEMS
+from tests.conftest import REFERENCE_SYSTEMS, reference_settings
 from tests.harness.ray_nodes import TwoNodes
 from tests.systems.conftest import linked_points
 
@@ -39,9 +39,9 @@ SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
 ASR = "faster-whisper:tiny.en"
 """What ``reference_run`` is scored with."""
 SCORED = ("never-speak", "person", "shuffled-person")
-"""The reference systems scored again through Ray: all but always-speak, whose half a minute
-of speech at each of the demo's 140 points would double the suite's longest step, and whose
-scoring runs the same code on longer tracks."""
+"""The reference systems scored again through Ray at every point: all but always-speak, whose
+half a minute of speech at each of the demo's 140 points would double the suite's longest step;
+it is scored through Ray at the points of two conversations."""
 SCORED_FILES = {*SCORED, *(f"{name}.jsonl" for name in SCORED)}
 SAME_WITHIN_MS = 5.0
 """The cluster issue's bound on a real-clock rollout's latency, Ray against local."""
@@ -71,7 +71,7 @@ def reference_on_ray(
     source = reference_run.parents[1]
     workdir = linked_points(source, read_points(source), tmp_path_factory.mktemp("ray-demo"))
     cards = [find_card(name, SYSTEMS) for name in REFERENCE_SYSTEMS]
-    tallies = run_rollouts(workdir, cards, RunSettings("reference", ray=ray_nodes.address))
+    tallies = run_rollouts(workdir, cards, reference_settings(ray_nodes.address))
     points = len(read_points(source))
     assert {n: (t.done, t.failed) for n, t in tallies.items()} == {
         n: (points, 0) for n in REFERENCE_SYSTEMS
@@ -105,6 +105,33 @@ def test_scoring_on_ray_writes_the_local_score_files(
     assert len(local) == len(SCORED) * (points + 1)  # one per rollout, one jsonl each
     assert remote.keys() == local.keys()
     assert [name for name in local if local[name] != remote[name]] == []
+
+
+def test_scoring_always_speak_on_ray_writes_the_local_score_files_on_a_slice(
+    reference_run: Path, reference_on_ray: Path, ray_nodes: TwoNodes, tmp_path: Path
+) -> None:
+    """always-speak's Ray rollouts at every point of two conversations, scored through Ray."""
+    source = reference_run.parents[1]
+    first = sorted({p.conversation_id for p in read_points(source)})[:2]
+    chosen = [p for p in read_points(source) if p.conversation_id in first]
+    run = runs_dir(linked_points(source, chosen, tmp_path / "w")) / "reference"
+    run.mkdir(parents=True)
+    shutil.copy(reference_on_ray / "run.json", run / "run.json")
+    for point in chosen:
+        folder = Path("rollouts") / "always-speak" / point.point_id
+        shutil.copytree(reference_on_ray / folder, run / folder)
+    settings = ScoreSettings(asr=ASR)
+    where = ScoringCluster(ray_nodes.address)
+    tallies = run_scoring(run, settings, systems=["always-speak"], cluster=where)
+    assert tallies["always-speak"].scored == len(chosen)
+    local, remote = files(reference_run, "scores"), files(run, "scores")
+    mine = {f"scores/always-speak/{p.point_id}/0.json" for p in chosen}
+    assert set(remote) == mine | {"scores/always-speak.jsonl"}
+    assert [name for name in mine if local[name] != remote[name]] == []
+    ids = {p.point_id for p in chosen}
+    lines = local["scores/always-speak.jsonl"].decode().splitlines(keepends=True)
+    kept = [line for line in lines if json.loads(line)["point_id"] in ids]
+    assert remote["scores/always-speak.jsonl"].decode() == "".join(kept)
 
 
 def a_slice(points: list[Point], conversations: int = 2) -> list[Point]:
