@@ -67,7 +67,8 @@ def test_the_largest_n_held_is_the_last_step_before_the_first_miss() -> None:
 def test_the_bench_streams_each_level_in_as_many_processes_as_it_says(tmp_path: Path) -> None:
     path = tmp_path / "cluster.json"
     args = ["bench", "cluster", "--processes", "1,2", "--step", "2", "--max", "4"]
-    result = CliRunner().invoke(cli, [*args, "--seconds", "0.5", "--json", str(path)])
+    args += ["--seconds", "0.2", "--latency-ms", "300"]
+    result = CliRunner().invoke(cli, [*args, "--json", str(path)])
     assert result.exit_code == 0, result.output
     assert "cluster bench" in result.output and "held up to N" in result.output
     data = json.loads(path.read_text())

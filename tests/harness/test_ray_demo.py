@@ -4,8 +4,8 @@ On the virtual clock a run's folder must be the same byte for byte wherever its 
 stream: the reference systems on every demo point (the local run is the session's
 ``reference_run``), and the endpointer cascade, the local system with real models (VAD,
 transcription at recall points, Piper), on a pause, a turn end and a recall point of two demo
-conversations. Scores written through Ray's scoring equal local scoring's, byte for byte (for
-always-speak on the points of two conversations only: see :data:`SCORED`). On the
+conversations. Scores written through Ray's scoring equal local scoring's, byte for byte, for
+every reference system at the points of two conversations. On the
 real clock two runs cannot be equal byte for byte, but the loopback fake (a known latency, in a
 process of its own) must give each rollout the same outcome and a latency within 5 ms, beyond
 the lateness each run measured of itself.
@@ -38,11 +38,9 @@ pytestmark = pytest.mark.slow
 SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
 ASR = "faster-whisper:tiny.en"
 """What ``reference_run`` is scored with."""
-SCORED = ("never-speak", "person", "shuffled-person")
-"""The reference systems scored again through Ray at every point: all but always-speak, whose
-half a minute of speech at each of the demo's 140 points would double the suite's longest step;
-it is scored through Ray at the points of two conversations."""
-SCORED_FILES = {*SCORED, *(f"{name}.jsonl" for name in SCORED)}
+SCORED_CONVERSATIONS = 2
+"""Ray scoring is compared at every point of this many of the demo's ten conversations (28 of
+its 140 points, every kind): scoring all of them again would add over a minute to the suite."""
 SAME_WITHIN_MS = 5.0
 """The cluster issue's bound on a real-clock rollout's latency, Ray against local."""
 
@@ -91,47 +89,32 @@ def test_the_reference_systems_on_ray_write_the_local_run_folder(
 
 
 def test_scoring_on_ray_writes_the_local_score_files(
-    reference_run: Path, reference_on_ray: Path, ray_nodes: TwoNodes
-) -> None:
-    where = ScoringCluster(ray_nodes.address)
-    settings = ScoreSettings(asr=ASR)
-    tallies = run_scoring(reference_on_ray, settings, systems=list(SCORED), cluster=where)
-    points = len(read_points(reference_run.parents[1]))
-    assert {n: t.scored for n, t in tallies.items()} == {n: points for n in SCORED}
-    local = {
-        k: v for k, v in files(reference_run, "scores").items() if k.split("/")[1] in SCORED_FILES
-    }
-    remote = files(reference_on_ray, "scores")
-    assert len(local) == len(SCORED) * (points + 1)  # one per rollout, one jsonl each
-    assert remote.keys() == local.keys()
-    assert [name for name in local if local[name] != remote[name]] == []
-
-
-def test_scoring_always_speak_on_ray_writes_the_local_score_files_on_a_slice(
     reference_run: Path, reference_on_ray: Path, ray_nodes: TwoNodes, tmp_path: Path
 ) -> None:
-    """always-speak's Ray rollouts at every point of two conversations, scored through Ray."""
+    """Every reference system's Ray rollouts at the points of two conversations, scored there."""
     source = reference_run.parents[1]
-    first = sorted({p.conversation_id for p in read_points(source)})[:2]
+    first = sorted({p.conversation_id for p in read_points(source)})[:SCORED_CONVERSATIONS]
     chosen = [p for p in read_points(source) if p.conversation_id in first]
+    assert {p.kind for p in chosen} == set(PointKind)
     run = runs_dir(linked_points(source, chosen, tmp_path / "w")) / "reference"
     run.mkdir(parents=True)
     shutil.copy(reference_on_ray / "run.json", run / "run.json")
-    for point in chosen:
-        folder = Path("rollouts") / "always-speak" / point.point_id
-        shutil.copytree(reference_on_ray / folder, run / folder)
-    settings = ScoreSettings(asr=ASR)
+    for system in REFERENCE_SYSTEMS:
+        for point in chosen:
+            folder = Path("rollouts") / system / point.point_id
+            shutil.copytree(reference_on_ray / folder, run / folder)
     where = ScoringCluster(ray_nodes.address)
-    tallies = run_scoring(run, settings, systems=["always-speak"], cluster=where)
-    assert tallies["always-speak"].scored == len(chosen)
+    tallies = run_scoring(run, ScoreSettings(asr=ASR), cluster=where)
+    assert {n: t.scored for n, t in tallies.items()} == {n: len(chosen) for n in REFERENCE_SYSTEMS}
     local, remote = files(reference_run, "scores"), files(run, "scores")
-    mine = {f"scores/always-speak/{p.point_id}/0.json" for p in chosen}
-    assert set(remote) == mine | {"scores/always-speak.jsonl"}
-    assert [name for name in mine if local[name] != remote[name]] == []
     ids = {p.point_id for p in chosen}
-    lines = local["scores/always-speak.jsonl"].decode().splitlines(keepends=True)
-    kept = [line for line in lines if json.loads(line)["point_id"] in ids]
-    assert remote["scores/always-speak.jsonl"].decode() == "".join(kept)
+    mine = {f"scores/{s}/{i}/0.json" for s in REFERENCE_SYSTEMS for i in ids}
+    assert set(remote) == mine | {f"scores/{s}.jsonl" for s in REFERENCE_SYSTEMS}
+    assert [name for name in sorted(mine) if local[name] != remote[name]] == []
+    for system in REFERENCE_SYSTEMS:
+        lines = local[f"scores/{system}.jsonl"].decode().splitlines(keepends=True)
+        kept = [line for line in lines if json.loads(line)["point_id"] in ids]
+        assert remote[f"scores/{system}.jsonl"].decode() == "".join(kept), system
 
 
 def a_slice(points: list[Point], conversations: int = 2) -> list[Point]:
