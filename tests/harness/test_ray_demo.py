@@ -166,7 +166,7 @@ def longest_silence_ms(point: Point, workdir: Path) -> float:
     return float(gaps.max(initial=0)) * 20.0
 
 
-def answerable(points: list[Point], workdir: Path, each: int = 3) -> list[Point]:
+def answerable(points: list[Point], workdir: Path, each: int = 2) -> list[Point]:
     """The shortest pauses and turn ends whose boundary is the fake's first endpoint.
 
     Pauses long enough for the fake to answer inside; no silence as long as the fake's before
