@@ -4,7 +4,7 @@ Like the CLI, this package sits above every stage and may use :mod:`pmc.testing`
 harness bench streams to the loopback fake of known latency (``_harness``), the cluster bench
 spreads those streams over Ray processes (``_cluster``), the scoring bench
 scores a small run of the reference systems (``_score``), and ``_steadiness`` measures how
-steadily the machine runs us, reported beside the harness figures.
+steadily the machine runs us, reported beside the harness figures; ``_usage`` counts CPU time.
 """
 
 from pmc.bench._cluster import (

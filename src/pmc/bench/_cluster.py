@@ -21,6 +21,7 @@ from typing import Any
 
 from pmc import cluster
 from pmc.bench._harness import SPEECH_S, HarnessBenchRow, LevelResult, run_level, summarise
+from pmc.bench._usage import machine_ticks, process_cpu_s
 from pmc.clock import responsive_interpreter
 from pmc.testing.loopback import LATENCY_MS, LoopbackBehaviour, fake_system_child
 
@@ -132,27 +133,6 @@ def merge(concurrency: int, levels: Sequence[LevelResult]) -> LevelResult:
     )
 
 
-def _process_cpu_s(pid: int) -> float:
-    """CPU seconds process ``pid`` has used (Linux ``/proc``; NaN elsewhere)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return math.nan
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
-
-
-def _machine_ticks() -> tuple[int, int]:
-    """Busy and total CPU ticks of the whole machine so far (``/proc/stat``; zeros elsewhere)."""
-    try:
-        with open("/proc/stat") as stat:
-            ticks = [int(x) for x in stat.readline().split()[1:]]
-    except OSError:
-        return 0, 0
-    idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)  # idle, iowait
-    return sum(ticks) - idle, sum(ticks)
-
-
 def bench_cluster(
     processes: Sequence[int] = PROCESSES,
     step: int = STEP,
@@ -204,8 +184,8 @@ def _level(
 ) -> ClusterBenchRow:
     """One level against a fresh fake, with the fake's and the machine's CPU use around it."""
     with fake_system_child(behaviour) as fake:
-        fake_start = _process_cpu_s(fake.pid)
-        busy_start, total_start = _machine_ticks()
+        fake_start = process_cpu_s(fake.pid)
+        busy_start, total_start = machine_ticks()
         start = time.perf_counter()
         shares = split(concurrency, len(streamers))
         # Each process staggers its own origins; a seed of its own keeps them from coinciding.
@@ -216,8 +196,8 @@ def _level(
             ]
         )
         wall_s = time.perf_counter() - start
-        fake_cpu_s = _process_cpu_s(fake.pid) - fake_start
-        busy_end, total_end = _machine_ticks()
+        fake_cpu_s = process_cpu_s(fake.pid) - fake_start
+        busy_end, total_end = machine_ticks()
     row = summarise(merge(concurrency, [level for _, level in done]), behaviour.latency_ms)
     total = total_end - total_start
     return ClusterBenchRow(

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from pmc.audio import SAMPLE_RATE, FloatArray
+from pmc.bench._usage import own_usage
 from pmc.clock import NS_PER_S, Clock, RealClock, responsive_interpreter
 from pmc.harness import FrameTiming, TraceRecorder, frame_ns, stream_frames
 from pmc.systems import (
@@ -268,16 +269,6 @@ class LevelResult:
     preemptions: int
 
 
-def _usage() -> tuple[float, int]:
-    """CPU seconds this process has used, and how often the OS preempted it (Unix only)."""
-    try:
-        import resource
-    except ImportError:  # pragma: no cover - Windows
-        return 0.0, 0
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime, usage.ru_nivcsw
-
-
 async def run_level(
     concurrency: int,
     behaviour: LoopbackBehaviour,
@@ -295,7 +286,7 @@ async def run_level(
         url: Where the fake already runs; None serves a fresh one in this very event loop.
     """
     start = time.perf_counter()
-    cpu_start, preempted_start = _usage()
+    cpu_start, preempted_start = own_usage()
     clock = RealClock()
     plan = _plan(behaviour, speech_s, seed)
     rng = np.random.default_rng(seed)
@@ -319,7 +310,7 @@ async def run_level(
             *(one(i, a) for i, a in enumerate(opened)), return_exceptions=True
         )
     wall_s = time.perf_counter() - start
-    cpu_end, preempted_end = _usage()
+    cpu_end, preempted_end = own_usage()
     outcomes = []
     for result in results:
         try:
