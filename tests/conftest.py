@@ -86,9 +86,9 @@ def reference_run(demo_points_workdir: Path) -> Path:
     """The reference systems run and scored on the demo points (slow; once per session)."""
     from pmc.harness import run_rollouts, runs_dir
     from pmc.scoring import ScoreSettings, run_scoring
-    from pmc.systems import find_card
+    from pmc.systems import bundled_cards, find_card
 
-    systems = Path(__file__).resolve().parents[1] / "systems"
+    systems = bundled_cards()
     cards = [find_card(n, systems) for n in REFERENCE_SYSTEMS]
     run_rollouts(demo_points_workdir, cards, reference_settings())
     path = runs_dir(demo_points_workdir) / "reference"

@@ -21,11 +21,11 @@ from pmc.calibration import (
 )
 from pmc.gate import Interval
 from pmc.harness import RunSettings, run_rollouts, runs_dir
-from pmc.systems import find_card
+from pmc.systems import bundled_cards, find_card
 from pmc.testing.points import write_points
 from pmc.tts import VoiceHint, create_tts
 
-SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
+SYSTEMS = bundled_cards()
 SETTINGS = LabelSettings()
 HOP = SETTINGS.hop_s
 

@@ -5,9 +5,10 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from pmc.cli import cli
+from pmc.systems import bundled_cards
 from pmc.testing.points import write_points
 
-SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
+SYSTEMS = bundled_cards()
 
 
 def test_run_twice_resumes_and_says_so(tmp_path: Path) -> None:

@@ -19,10 +19,11 @@ from click.testing import CliRunner
 
 from pmc.cli import cli
 from pmc.cli._corpus import DEMO_SOURCE_DIR, import_demo_corpus
+from pmc.systems import bundled_cards
 
 pytestmark = pytest.mark.slow
 
-SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
+SYSTEMS = bundled_cards()
 LOCAL = {
     "always-speak",
     "endpointer-300",
@@ -42,6 +43,7 @@ class Demo:
 
     workdir: Path
     output: str
+    stdout: str
 
     @property
     def run_dir(self) -> Path:
@@ -49,10 +51,15 @@ class Demo:
 
 
 def _pmc(*args: str | Path | int) -> str:
+    return _pmc_streams(*args)[0]
+
+
+def _pmc_streams(*args: str | Path | int) -> tuple[str, str]:
+    """What the command printed: both streams as they came, and standard output alone."""
     result = CliRunner().invoke(cli, [str(a) for a in args])
     assert result.exit_code == 0, result.output
     assert "Traceback" not in result.output
-    return result.output
+    return result.output, result.stdout
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
@@ -65,8 +72,8 @@ def demo(demo_workdir: Path, tmp_path_factory: pytest.TempPathFactory) -> Demo:
     # The synthesised demo is a cache: the slice finds its conversation already built, beside
     # nine others that it must leave out.
     shutil.copytree(demo_workdir / DEMO_SOURCE_DIR, workdir / DEMO_SOURCE_DIR)
-    output = _pmc("demo", "--workdir", workdir, "--systems-dir", SYSTEMS, "--conversations", 1)
-    return Demo(workdir, output)
+    output, stdout = _pmc_streams("demo", "--workdir", workdir, "--conversations", 1)
+    return Demo(workdir, output, stdout)
 
 
 def test_demo_slice_imports_only_its_conversations(demo_workdir: Path, tmp_path: Path) -> None:
@@ -93,6 +100,10 @@ def test_demo_on_a_slice_runs_every_stage(demo: Demo) -> None:
 
     run = json.loads((demo.run_dir / "run.json").read_text())
     assert set(run["systems"]) == LOCAL
+    # The stages' own hints are left out; the demo ends with where to go from there.
+    assert demo.output.count("next (") == 1
+    uri = (demo.run_dir / "report" / "index.html").resolve().as_uri()
+    assert f"  python -m webbrowser {uri}\n  pmc systems list\n" in demo.output
     turn_taking = [p for p in points if p["kind"] in ("pause", "turn_end")]
     for system in LOCAL:
         # smart-turn plays the turn-taking points only (its card's point_kinds)
@@ -105,15 +116,16 @@ def test_demo_on_a_slice_runs_every_stage(demo: Demo) -> None:
     assert index.exists()
     results = json.loads((demo.run_dir / "report" / "results.json").read_text())
     assert {r["system"] for r in results["main_table"]} == LOCAL
-    # The path of the report is the last thing it prints.
-    assert demo.output.rstrip().splitlines()[-1] == f"report: {index}"
+    # The path of the report is the last thing it prints on standard output.
+    assert demo.stdout.rstrip().splitlines()[-1] == f"report: {index}"
 
 
 def test_report_command(demo: Demo, tmp_path: Path) -> None:
     out = tmp_path / "report"
     args = ("report", "--run", demo.run_dir, "--out", out, "--seed", 3, "--resamples", 100)
-    output = _pmc(*args)
-    assert output.rstrip().splitlines()[-1] == f"report: {out / 'index.html'}"
+    output, stdout = _pmc_streams(*args)
+    assert stdout.rstrip().splitlines()[-1] == f"report: {out / 'index.html'}"
+    assert f"python -m webbrowser {(out / 'index.html').resolve().as_uri()}" in output
     results = json.loads((out / "results.json").read_text())
     assert results["run_id"] == "demo-1" and results["compare_run_id"] is None
     assert results["bootstrap"] == {"resamples": 100, "seed": 3, "unit": "conversation"}
@@ -140,7 +152,9 @@ def test_compare_with_a_second_run(demo: Demo, tmp_path: Path) -> None:
     (systems / "endpointer-300.toml").write_text(slower)
     w = demo.workdir
     args = ("--workdir", w, "--systems-dir", systems, "--system", "endpointer-300")
-    _pmc("run", *args, "--run-id", "slower")
+    ran = _pmc("run", *args, "--run-id", "slower")
+    # The card of the same name as a bundled one is used in its place, never silently.
+    assert "replaces the bundled card 'endpointer-300'" in ran
     other = w / "runs" / "slower"
     _pmc("score", "--run", other, "--asr", "faster-whisper:tiny.en")
 
@@ -185,13 +199,14 @@ def _row(output: str, system: str) -> list[str]:
 
 def test_run_without_run_id_is_resumed_by_the_same_command(demo: Demo) -> None:
     w = demo.workdir
-    args: list[str | Path | int] = ["run", "--workdir", w, "--systems-dir", SYSTEMS]
+    args: list[str | Path | int] = ["run", "--workdir", w]
     args += ["--system", "never-speak", "--system", "person"]  # and no --run-id
     before = {p.name for p in (w / "runs").iterdir()}
     first = _pmc(*args)
     (run_id,) = {p.name for p in (w / "runs").iterdir()} - before
     run_dir = w / "runs" / run_id
     assert f"run in {run_dir}" in first
+    assert f"next (transcribe and score it):\n  pmc score --run {run_dir}\n" in first
     points = len(_lines(w / "points" / "manifest.jsonl"))
     assert _row(first, "never-speak") == ["never-speak", str(points), "0", "0"]
 

@@ -25,12 +25,12 @@ from click.testing import CliRunner
 from pmc.cli import cli
 from pmc.gate import GateParams
 from pmc.harness import ProtocolParams
-from pmc.systems import EventKind, Family, SystemCard, load_card
+from pmc.systems import EventKind, Family, SystemCard, bundled_cards, load_card
 from pmc.testing.duplex import Served, drive_rollouts, stock_server
 
 pytestmark = pytest.mark.slow
 
-SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
+SYSTEMS = bundled_cards()
 CARDS = ("moshi", "moshi-preloaded", "personaplex")
 FRAME_NS = 80_000_000
 FRAME_SAMPLES = 1920

@@ -39,13 +39,13 @@ from pmc.duplex import POOL_NAMESPACE, PoolRegistry, PoolState, Replica, pool_ac
 from pmc.errors import PmcError
 from pmc.harness import RunSettings, SystemTally, run_rollouts, runs_dir
 from pmc.points import MANIFEST_FILE, Point, PointKind
-from pmc.systems import Family, SystemCard, adapter_factory, load_card
+from pmc.systems import Family, SystemCard, adapter_factory, bundled_cards, load_card
 from pmc.testing.duplex import SERVER_ENV, model_args
 from pmc.testing.points import write_points
 
 pytestmark = pytest.mark.slow
 
-SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
+SYSTEMS = bundled_cards()
 POOL = "test-pool"
 REPLICAS = 2
 START_S = 240.0

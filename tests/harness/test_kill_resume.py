@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from pmc.systems import bundled_cards
 from pmc.testing.points import write_points
 
-SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
+SYSTEMS = bundled_cards()
 NAMES = ("never-speak", "always-speak", "person", "shuffled-person")
 HELD = "held"
 ROLLOUTS = 3

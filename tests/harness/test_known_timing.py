@@ -46,6 +46,7 @@ from pmc.duplex import FRAME_SAMPLES
 from pmc.gate import OnsetRule
 from pmc.points import Point, PointKind, read_points
 from pmc.scoring import PauseOutcome, Score, ScoreStatus, read_scores, talk_stretches
+from pmc.systems import bundled_cards
 from pmc.testing.duplex import (
     OPUS_DELAY_S,
     OPUS_PRE_ECHO_S,
@@ -60,7 +61,7 @@ from tests.systems.conftest import card_at, linked_points, session_of, traces
 
 pytestmark = pytest.mark.slow
 
-SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
+SYSTEMS = bundled_cards()
 HOSTED = "gpt-realtime-300"
 DUPLEX = "moshi"
 TOLERANCE_S = 0.003

@@ -37,13 +37,13 @@ from pmc.harness import (
     runs_dir,
 )
 from pmc.points import Point, points_dir, read_points
-from pmc.systems import Family, SystemCard, TransportError, create_adapter, find_card
+from pmc.systems import Family, SystemCard, TransportError, bundled_cards, create_adapter, find_card
 from pmc.systems._hosted import _session
 from pmc.testing.hosted import Dialect, FakeBehaviour, OpenAIFakeSession, serve_fake
 from pmc.testing.points import write_points
 from pmc.testing.systems import GatedSystem, SessionGate, StalledSystem
 
-SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
+SYSTEMS = bundled_cards()
 LIMIT_S = 0.05
 """A handshake limit short enough to cost the suite nothing."""
 STALL_S = 0.25

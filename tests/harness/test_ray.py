@@ -25,7 +25,7 @@ import pmc.testing.systems  # noqa: F401 - registers the held system here; worke
 from pmc import cluster
 from pmc.errors import PmcError
 from pmc.harness import RunSettings, SystemTally, run_rollouts, runs_dir
-from pmc.systems import load_card
+from pmc.systems import bundled_cards, load_card
 from pmc.testing.agent import AgentBehaviour, fake_agent
 from pmc.testing.points import write_points
 from tests.harness.ray_nodes import TwoNodes
@@ -34,7 +34,7 @@ from tests.systems.conftest import card_at
 
 pytestmark = pytest.mark.slow
 
-SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
+SYSTEMS = bundled_cards()
 VIRTUAL = ("never-speak", "always-speak", "person", "shuffled-person")
 WORKERS = 2
 STALL_S = 300.0

@@ -27,7 +27,7 @@ from pmc.audio import SAMPLE_RATE
 from pmc.harness import ClockKind, RunSettings, run_rollouts, runs_dir
 from pmc.points import Point, PointKind, points_dir, read_points
 from pmc.scoring import PauseOutcome, ScoreSettings, ScoringCluster, read_scores, run_scoring
-from pmc.systems import find_card, load_card
+from pmc.systems import bundled_cards, find_card, load_card
 from pmc.testing.loopback import SPEECH_RMS, LoopbackBehaviour, fake_system_process
 from tests.conftest import REFERENCE_SYSTEMS, reference_settings
 from tests.harness.ray_nodes import TwoNodes
@@ -35,7 +35,7 @@ from tests.systems.conftest import linked_points
 
 pytestmark = pytest.mark.slow
 
-SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
+SYSTEMS = bundled_cards()
 ASR = "faster-whisper:tiny.en"
 """What ``reference_run`` is scored with."""
 SCORED_CONVERSATIONS = 2

@@ -14,7 +14,7 @@ import pytest
 
 import pmc.testing.systems  # noqa: F401 - registers the held system here; workers import it
 from pmc.harness import RunSettings, run_rollouts, runs_dir
-from pmc.systems import load_card
+from pmc.systems import bundled_cards, load_card
 from pmc.testing.points import write_points
 from tests.harness.ray_nodes import TwoNodes
 from tests.harness.test_kill_resume import held_card
@@ -22,7 +22,7 @@ from tests.harness.test_ray import STALL_S, run_in_thread, wait_until_held
 
 pytestmark = pytest.mark.slow
 
-SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
+SYSTEMS = bundled_cards()
 RESOURCE = "held-node"
 
 

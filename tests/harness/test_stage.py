@@ -22,11 +22,11 @@ from pmc.harness import (
     runs_dir,
 )
 from pmc.points import Point, PointKind
-from pmc.systems import Family, SystemCard, find_card
+from pmc.systems import Family, SystemCard, bundled_cards, find_card
 from pmc.testing.points import write_points
 from pmc.testing.systems import ScriptedSystem
 
-SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
+SYSTEMS = bundled_cards()
 RATE = 24_000
 
 

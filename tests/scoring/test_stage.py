@@ -21,11 +21,11 @@ from pmc.scoring import (
     read_scores,
     run_scoring,
 )
-from pmc.systems import Family, SystemCard, find_card
+from pmc.systems import Family, SystemCard, bundled_cards, find_card
 from pmc.testing.points import write_points
 from pmc.testing.systems import ScriptedSystem
 
-SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
+SYSTEMS = bundled_cards()
 NAMES = ("never-speak", "always-speak", "person", "shuffled-person")
 FAST = ScoreSettings(asr="faster-whisper:tiny.en")
 

@@ -19,11 +19,11 @@ from pmc.audio import FloatArray
 from pmc.clock import NS_PER_S, VirtualClock
 from pmc.harness import RunSettings, run_rollouts, runs_dir, stream_frames
 from pmc.points import MANIFEST_FILE, Point
-from pmc.systems import Preload, SystemAdapter, SystemCard, SystemEvent, load_card
+from pmc.systems import Preload, SystemAdapter, SystemCard, SystemEvent, bundled_cards, load_card
 from pmc.testing.hosted import Dialect, FakeBehaviour, FakeServer, fake_in_thread
 from pmc.testing.points import write_points
 
-SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
+SYSTEMS = bundled_cards()
 HOSTED = {
     "gpt-realtime-300": Dialect.OPENAI,
     "gpt-realtime-500": Dialect.OPENAI,

@@ -9,13 +9,14 @@ from pmc.systems import (
     Family,
     ReferenceRow,
     SystemCard,
+    bundled_cards,
     create_adapter,
     find_card,
     load_card,
     reference_row_of,
 )
 
-SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
+SYSTEMS = bundled_cards()
 
 
 def test_bundled_cards_load() -> None:
@@ -93,8 +94,10 @@ def test_bad_cards_name_the_file_and_the_problem(tmp_path: Path, text: str, mess
 
 def test_find_card_by_name_lists_the_known_ones(tmp_path: Path) -> None:
     assert find_card("person", SYSTEMS).adapter == "person"
-    with pytest.raises(InputError, match=r"no such system card .*never-speak"):
+    with pytest.raises(PmcError, match=r"nobody: no such system card .*never-speak"):
         find_card("nobody", SYSTEMS)
+    with pytest.raises(InputError, match="no such system card file"):
+        find_card(str(tmp_path / "nobody.toml"))
 
 
 def test_unknown_adapter_is_a_clear_error() -> None:

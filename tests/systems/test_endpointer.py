@@ -1,6 +1,5 @@
 import importlib
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -10,7 +9,7 @@ import soxr
 from pmc.audio import SAMPLE_RATE, FloatArray, resample
 from pmc.clock import NS_PER_S, VirtualClock
 from pmc.errors import PmcError
-from pmc.systems import Family, SystemCard, SystemEvent, load_card
+from pmc.systems import Family, SystemCard, SystemEvent, bundled_cards, load_card
 from pmc.systems._adapter import EventKind
 from pmc.systems._baselines import spoken
 from pmc.systems._endpointer import (
@@ -25,7 +24,7 @@ from pmc.systems._vad import VAD_RATE, WINDOW, StreamingVad, speech_probabilitie
 from pmc.tts import synthesize
 from tests.systems.conftest import stream_live
 
-SYSTEMS = Path(__file__).resolve().parents[2] / "systems"
+SYSTEMS = bundled_cards()
 LEAD_S = 0.5
 TAIL_S = 5.0
 LATENCY_S = 1.0

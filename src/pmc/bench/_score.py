@@ -44,7 +44,9 @@ class ScoreBench:
         return {**asdict(self), "speed": round(self.speed, 2)}
 
 
-def bench_score(asr: str, workers: int, systems_dir: Path, rollouts: int = 2) -> ScoreBench:
+def bench_score(
+    asr: str, workers: int, systems_dir: Path | None = None, rollouts: int = 2
+) -> ScoreBench:
     """Make a small run and time scoring it from nothing."""
     with tempfile.TemporaryDirectory(prefix="pmc-bench-score-") as tmp:
         workdir = Path(tmp)

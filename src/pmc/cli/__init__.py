@@ -18,6 +18,7 @@ from pmc.cli._points import points_command
 from pmc.cli._report import report_command
 from pmc.cli._run import run_command
 from pmc.cli._score import score_command
+from pmc.cli._systems import systems
 from pmc.errors import PmcError
 
 
@@ -41,6 +42,7 @@ def cli() -> None:
     """
 
 
+cli.add_command(systems)
 cli.add_command(corpus)
 cli.add_command(labels_command)
 cli.add_command(select_command)

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from pmc import io
 from pmc.bench import CONCURRENCY, SPEECH_S, HarnessBenchRow, bench_harness, bench_score, steadiness
-from pmc.cli._ui import err, out
+from pmc.cli._ui import err, out, systems_dir_option
 from pmc.labels import label_conversation
 from pmc.scoring import DEFAULT_SCORING_ASR
 from pmc.testing.conversations import synthetic_conversation
@@ -195,14 +195,8 @@ SCORE_TARGET = 10.0
 @bench.command("score")
 @click.option("--asr", default=DEFAULT_SCORING_ASR, show_default=True, help="Transcriber.")
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True)
-@click.option(
-    "--systems-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("systems"),
-    show_default=True,
-    help="Where the reference systems' cards are.",
-)
-def bench_score_command(asr: str, workers: int, systems_dir: Path) -> None:
+@systems_dir_option
+def bench_score_command(asr: str, workers: int, systems_dir: Path | None) -> None:
     """Score a small run of the reference systems and report seconds of audio per second.
 
     The run (always-speak, the person and the shuffled person on points spoken by the bundled

@@ -10,8 +10,9 @@ from pmc.cli._corpus import import_demo_corpus, info
 from pmc.cli._labels import labels_command, select_command
 from pmc.cli._points import points_command
 from pmc.cli._report import report_command
-from pmc.cli._run import SYSTEMS_DIR, load_cards, run_command
+from pmc.cli._run import load_cards, run_command
 from pmc.cli._score import score_command
+from pmc.cli._ui import QUIET_NEXT, command_line, next_step, systems_dir_option
 from pmc.corpus import script_paths
 from pmc.harness import runs_dir
 from pmc.systems import Family, SystemCard, adapter_factory, extra_installed
@@ -32,13 +33,7 @@ installs ``pipecat``): a trained turn model beside the silence endpointers."""
     show_default=True,
     help="Working directory for the demo.",
 )
-@click.option(
-    "--systems-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=SYSTEMS_DIR,
-    show_default=True,
-    help="System cards; the demo runs every local one it can (smart-turn needs the pipecat extra).",
-)
+@systems_dir_option
 @click.option(
     "--conversations",
     type=click.IntRange(min=1, max=len(script_paths())),
@@ -47,7 +42,9 @@ installs ``pipecat``): a trained turn model beside the silence endpointers."""
     "imported before).",
 )
 @click.pass_context
-def demo(ctx: click.Context, workdir: Path, systems_dir: Path, conversations: int | None) -> None:
+def demo(
+    ctx: click.Context, workdir: Path, systems_dir: Path | None, conversations: int | None
+) -> None:
     """Run every stage on the bundled demo corpus, offline.
 
     Corpus, labels, selection, points, then rollouts of every local system (the reference
@@ -55,6 +52,7 @@ def demo(ctx: click.Context, workdir: Path, systems_dir: Path, conversations: in
     installed) in the run WORKDIR/runs/demo, their scores, and the report, whose path it
     prints last.
     """
+    ctx.meta[QUIET_NEXT] = True  # each stage's own hint names the stage the demo runs next
     run_id = DEMO_RUN if conversations is None else f"{DEMO_RUN}-{conversations}"
     import_demo_corpus(workdir, conversations=conversations)
     ctx.invoke(info, workdir=workdir, per_conversation=True)
@@ -74,6 +72,14 @@ def demo(ctx: click.Context, workdir: Path, systems_dir: Path, conversations: in
     run_dir = runs_dir(workdir) / run_id
     ctx.invoke(score_command, run_dir=run_dir, asr=DEMO_ASR)
     ctx.invoke(report_command, run_dir=run_dir)
+    ctx.meta[QUIET_NEXT] = False
+    index = run_dir / "report" / "index.html"
+    next_step(
+        command_line("python", "-m", "webbrowser", index.resolve().as_uri()),
+        command_line("pmc", "systems", "list"),
+        why="open the report; then choose a system of your own to put at the same points "
+        f"with 'pmc run --workdir {workdir} --system NAME'",
+    )
 
 
 def _in_demo(card: SystemCard) -> bool:

@@ -8,7 +8,7 @@ import click
 
 from pmc import io
 from pmc.asr import DEFAULT_ASR
-from pmc.cli._ui import err, out, progress_bar, workdir_option
+from pmc.cli._ui import command_line, err, next_step, out, progress_bar, workdir_option
 from pmc.labels import (
     INVENTORY_FILE,
     LIVELINESS_CUTOFF,
@@ -69,6 +69,9 @@ def labels_command(workdir: Path, asr: str, vap_projector: str | None) -> None:
     inventory_figure(all_labels, folder / INVENTORY_FIGURE)
     out.print(inventory_markdown(inv), markup=False, soft_wrap=True)
     out.print(f"labels in {folder}; figure {folder / INVENTORY_FIGURE}", soft_wrap=True)
+    next_step(
+        command_line("pmc", "select", "--workdir", workdir), why="keep the lively conversations"
+    )
 
 
 @click.command("select")
@@ -96,3 +99,4 @@ def select_command(workdir: Path, cutoff: float) -> None:
         f"(score >= {cutoff}); table in {folder / 'selection.md'}",
         soft_wrap=True,
     )
+    next_step(command_line("pmc", "points", "--workdir", workdir), why="build the point set")

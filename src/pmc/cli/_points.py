@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from pmc.cli._ui import out, progress_bar, workdir_option
+from pmc.cli._ui import command_line, next_step, out, progress_bar, workdir_option
 from pmc.llm import create_client
 from pmc.points import DEFAULT_DRAW, Funnel, PointKind, points_dir, run_points
 from pmc.tts import DEFAULT_TTS
@@ -50,6 +50,10 @@ def points_command(workdir: Path, draw: int, seed: int, tts: str, judge: str | N
         )
     print_funnel(funnel)
     out.print(f"{len(points)} points in {points_dir(workdir)}", soft_wrap=True)
+    next_step(
+        command_line("pmc", "run", "--workdir", workdir, "--system", "endpointer-300"),
+        why="put a system at every point; 'pmc systems list' names them all",
+    )
 
 
 def print_funnel(funnel: Funnel) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from pmc.cli._ui import out
+from pmc.cli._ui import command_line, next_step, out
 from pmc.report import RESAMPLES, build_report
 
 _RUN = click.Path(file_okay=False, exists=True, path_type=Path)
@@ -50,3 +50,7 @@ def report_command(
     with out.status("writing the report"):
         index = build_report(run_dir, compare, seed, resamples, folder)
     out.print(f"report: {index}", soft_wrap=True)
+    next_step(
+        command_line("python", "-m", "webbrowser", index.resolve().as_uri()),
+        why="open it in a browser; it needs no server",
+    )

@@ -7,22 +7,27 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from pmc.cli._ui import err, out, progress_bar, ray_option, workdir_option
-from pmc.errors import PmcError
+from pmc.cli._ui import (
+    command_line,
+    err,
+    next_step,
+    out,
+    progress_bar,
+    ray_option,
+    systems_dir_option,
+    warn,
+    workdir_option,
+)
 from pmc.harness import ClockKind, RunSettings, SystemTally, default_run_id, run_rollouts, runs_dir
-from pmc.systems import SystemCard, find_card
-
-SYSTEMS_DIR = Path("systems")
-"""Cards are looked up here (relative to the current directory) when given by name."""
+from pmc.systems import SystemCard, find_cards
 
 
-def load_cards(names: tuple[str, ...], folder: Path) -> list[SystemCard]:
-    """The cards named (by name in ``folder``, or by path); ``all`` means every card there."""
-    if names == ("all",):
-        if not folder.is_dir():
-            raise PmcError(f"{folder}: no system cards here")
-        names = tuple(sorted(p.stem for p in folder.glob("*.toml")))
-    return [find_card(name, folder) for name in names]
+def load_cards(names: tuple[str, ...], folder: Path | None) -> list[SystemCard]:
+    """The cards named (bundled, in ``folder``, or by path); ``all`` means every one.
+
+    A card of ``folder`` that replaces a bundled one is used with a warning on the terminal.
+    """
+    return find_cards(names, folder, warn)
 
 
 @click.command("run")
@@ -33,16 +38,10 @@ def load_cards(names: tuple[str, ...], folder: Path) -> list[SystemCard]:
     multiple=True,
     required=True,
     metavar="CARD",
-    help="A system card: a name in --systems-dir or a path to a .toml. Repeat it for several; "
-    "'all' runs every card in --systems-dir.",
+    help="A system card: a bundled card's name ('pmc systems list'), a name in --systems-dir, "
+    "or a path to a .toml. Repeat it for several; 'all' runs every card.",
 )
-@click.option(
-    "--systems-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=SYSTEMS_DIR,
-    show_default=True,
-    help="Where cards named without a path live.",
-)
+@systems_dir_option
 @click.option(
     "--rollouts",
     type=click.IntRange(min=1),
@@ -97,7 +96,7 @@ def load_cards(names: tuple[str, ...], folder: Path) -> list[SystemCard]:
 def run_command(
     workdir: Path,
     systems: tuple[str, ...],
-    systems_dir: Path,
+    systems_dir: Path | None,
     rollouts: int,
     concurrency: int,
     run_id: str | None,
@@ -131,10 +130,12 @@ def run_command(
     with progress_bar(f"rollouts of {len(cards)} system(s)") as start:
         tallies = run_rollouts(workdir, cards, settings, start)
     print_tallies(settings.run_id, tallies)
-    out.print(f"run in {runs_dir(workdir) / settings.run_id}", soft_wrap=True)
+    run_dir = runs_dir(workdir) / settings.run_id
+    out.print(f"run in {run_dir}", soft_wrap=True)
     failed = sum(t.failed for t in tallies.values())
     if failed:
         err.print(f"{failed} rollout(s) failed; rerun the same command to retry them")
+    next_step(command_line("pmc", "score", "--run", run_dir), why="transcribe and score it")
 
 
 def print_tallies(run_id: str, tallies: dict[str, SystemTally]) -> None:

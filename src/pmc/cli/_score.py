@@ -8,7 +8,7 @@ from statistics import median
 import click
 from rich.table import Table
 
-from pmc.cli._ui import out, progress_bar, ray_option
+from pmc.cli._ui import command_line, next_step, out, progress_bar, ray_option
 from pmc.gate import GateParams, OnsetRule
 from pmc.points import PointKind
 from pmc.scoring import (
@@ -99,6 +99,7 @@ def score_command(
             run_dir, settings, workers, list(systems) or None, start, hook, cluster=where
         )
     print_summary(run_dir, tallies)
+    next_step(command_line("pmc", "report", "--run", run_dir), why="the tables, figures and pages")
 
 
 def print_summary(run_dir: Path, tallies: dict[str, ScoreTally]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +24,20 @@ workdir_option = click.option(
     required=True,
     help="Working directory that every stage reads from and writes to.",
 )
+
+systems_dir_option = click.option(
+    "--systems-dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="A folder of your own system cards, found by name beside the bundled ones; a card "
+    "named like a bundled one replaces it, with a warning ('pmc systems list' shows them all).",
+)
+
+
+def warn(message: str) -> None:
+    """A warning on standard error, one line."""
+    err.print(f"warning: {message}", soft_wrap=True, markup=False)
+
 
 ray_option = click.option(
     "--ray",
@@ -61,3 +76,23 @@ def hours(seconds: float) -> str:
     if seconds >= 3600:
         return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60):02d} min"
     return f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
+
+
+def command_line(*words: str | Path) -> str:
+    """One shell command from its words, each quoted only where the shell needs it."""
+    return " ".join(shlex.quote(str(w)) for w in words)
+
+
+QUIET_NEXT = "pmc.quiet_next_step"
+"""Set in the click context's shared ``meta`` by a command that runs the stages itself
+(``pmc demo``), so that only its own last hint is printed."""
+
+
+def next_step(*commands: str, why: str = "") -> None:
+    """Tell the user what to run next, at the end of a stage (one or more whole commands)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.meta.get(QUIET_NEXT):
+        return
+    err.print(f"next{f' ({why})' if why else ''}:", soft_wrap=True, markup=False)
+    for command in commands:
+        err.print(f"  {command}", soft_wrap=True, markup=False)

@@ -1,4 +1,4 @@
-"""Systems: cards in ``systems/*.toml`` and the adapters that speak to each system.
+"""Systems: the cards (bundled, or a user's own) and the adapters that speak to each system.
 
 The card format, the adapter interface and registry, the local reference systems, the
 endpointer cascade, and the adapters that speak over a websocket: raw PCM, the hosted APIs and
@@ -34,7 +34,18 @@ from pmc.systems._adapter import (
     unknown_names,
     unknown_signal,
 )
-from pmc.systems._card import CARD_SCHEMA_VERSION, Family, SystemCard, find_card, load_card
+from pmc.systems._card import CARD_SCHEMA_VERSION, Family, SystemCard, load_card
+from pmc.systems._catalog import (
+    ALL_CARDS,
+    CardFile,
+    CardNeeds,
+    CardShadowWarning,
+    bundled_cards,
+    card_files,
+    card_needs,
+    find_card,
+    find_cards,
+)
 from pmc.systems._extras import extra_installed
 from pmc.systems._local import LocalAdapter
 from pmc.systems._websocket import MAX_MESSAGE_BYTES, OPEN_TIMEOUT_S, WebsocketAdapter
@@ -42,11 +53,15 @@ from pmc.systems._websocket_pcm import WebsocketPcmAdapter
 
 __all__ = [
     "ADAPTERS",
+    "ALL_CARDS",
     "CARD_SCHEMA_VERSION",
     "MAX_MESSAGE_BYTES",
     "OPEN_TIMEOUT_S",
     "UNKNOWN_SIGNAL",
     "AdapterFactory",
+    "CardFile",
+    "CardNeeds",
+    "CardShadowWarning",
     "EventKind",
     "Family",
     "HistoryWord",
@@ -62,9 +77,13 @@ __all__ = [
     "WebsocketAdapter",
     "WebsocketPcmAdapter",
     "adapter_factory",
+    "bundled_cards",
+    "card_files",
+    "card_needs",
     "create_adapter",
     "extra_installed",
     "find_card",
+    "find_cards",
     "load_card",
     "reference_row_of",
     "register_adapter",

@@ -1,4 +1,4 @@
-"""System cards: one TOML file per configuration in ``systems/`` (docs/architecture.md "Systems").
+"""System cards: one TOML file per configuration (docs/architecture.md "Systems").
 
 A card names the adapter, the family, where the system lives and which environment variable
 holds its key (never the key), the audio format, the frame size, turn detection and how many
@@ -154,14 +154,3 @@ def load_card(path: Path) -> SystemCard:
     if card.sample_rate * card.frame_ms % 1000:
         raise InputError(path, "a frame must be a whole number of samples", "frame_ms")
     return card
-
-
-def find_card(name_or_path: str, folder: Path) -> SystemCard:
-    """A card by name (``systems/<name>.toml``) or by path."""
-    path = Path(name_or_path)
-    if path.suffix != ".toml":
-        path = folder / f"{name_or_path}.toml"
-    if not path.exists():
-        known = ", ".join(sorted(p.stem for p in folder.glob("*.toml")))
-        raise InputError(path, f"no such system card (known: {known})")
-    return load_card(path)

@@ -60,6 +60,7 @@ class MoshiStockAdapter(WebsocketAdapter):
     """
 
     VERSION = "1"
+    EXTRA = "duplex-client"  # Opus through sphn (_opus.INSTALL_HINT)
 
     def __init__(self, card: SystemCard, clock: Clock) -> None:
         super().__init__(card, clock)
