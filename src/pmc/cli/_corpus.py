@@ -8,13 +8,25 @@ import click
 from rich.table import Table
 
 from pmc import io
-from pmc.cli._ui import err, hours, out, progress_bar, workdir_option
+from pmc.cli._ui import (
+    byte_progress_bar,
+    command_line,
+    err,
+    hours,
+    next_step,
+    out,
+    progress_bar,
+    workdir_option,
+)
 from pmc.corpus import (
     ANY_SEAMLESS_LABEL,
     MIN_DURATION_S,
     SEAMLESS_LABELS,
+    SEAMLESS_SPLITS,
     Channel,
     CorpusSource,
+    DownloadOutcome,
+    FetchSummary,
     FolderSource,
     ImportSummary,
     Scan,
@@ -23,6 +35,7 @@ from pmc.corpus import (
     build_demo,
     corpus_dir,
     corpus_stats,
+    fetch_seamless,
     import_corpus,
     read_corpus,
     recall_facts,
@@ -163,6 +176,10 @@ def _run(source: CorpusSource, workdir: Path, min_duration: float) -> ImportSumm
     _print_summary(summary)
     if summary.readable == 0:
         raise click.ClickException("no conversation could be read")
+    next_step(
+        command_line("pmc", "labels", "--workdir", workdir),
+        why="label turns, pauses and turn ends",
+    )
     return summary
 
 
@@ -213,3 +230,119 @@ def info(workdir: Path, per_conversation: bool) -> None:
                 str(c.words),
             )
         out.print(rows)
+
+
+@corpus.group("fetch")
+def fetch() -> None:
+    """Download a corpus from where it is published: seamless."""
+
+
+def _batch_list(ctx: click.Context, param: click.Parameter, value: str | None) -> list[int] | None:
+    if value is None:
+        return None
+    try:
+        return [int(b) for b in value.split(",") if b.strip()]
+    except ValueError:
+        raise click.BadParameter(
+            f"{value!r} is not a comma-separated list of batch numbers"
+        ) from None
+
+
+@fetch.command("seamless")
+@click.argument("dest", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--label",
+    type=click.Choice(SEAMLESS_LABELS),
+    default="naturalistic",
+    show_default=True,
+    help="Seamless Interaction subset.",
+)
+@click.option(
+    "--split", type=click.Choice(SEAMLESS_SPLITS), default="dev", show_default=True, help="Split."
+)
+@click.option(
+    "--conversations",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Whole interactions to fetch, reading archives in order (about 1 GB each) until there "
+    "are this many.",
+)
+@click.option(
+    "--batches",
+    callback=_batch_list,
+    default=None,
+    metavar="LIST",
+    help="Only these batches, e.g. 0,1; without --conversations, all of them (about 50 GB each).",
+)
+@click.option(
+    "--revision", default="main", show_default=True, help="Branch, tag or commit of the dataset."
+)
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Only to write the next command in full.",
+)
+def fetch_seamless_command(
+    dest: Path,
+    label: str,
+    split: str,
+    conversations: int | None,
+    batches: list[int] | None,
+    revision: str,
+    workdir: Path | None,
+) -> None:
+    """Download whole interactions of Seamless Interaction into DEST from Hugging Face.
+
+    Only the archives the chosen interactions need are downloaded (kept in DEST/.pmc-fetch/,
+    resumed if interrupted, checked by sha256), and only their audio and transcripts are
+    extracted, for pmc corpus import seamless DEST. HF_ENDPOINT and HF_TOKEN are honoured.
+    """
+    with byte_progress_bar() as start:
+        summary = fetch_seamless(
+            dest,
+            label=label,
+            split=split,
+            conversations=conversations,
+            batches=batches,
+            revision=revision,
+            progress=start,
+        )
+    _print_fetch_summary(summary)
+    if not summary.interactions:
+        raise click.ClickException("no whole interaction in the archives read")
+    words: list[str | Path] = ["pmc", "corpus", "import", "seamless", dest]
+    words += ["--workdir", workdir or "WORKDIR"]
+    if label != "naturalistic":
+        words += ["--label", label]
+    next_step(command_line(*words), why="import what was fetched")
+
+
+def _print_fetch_summary(summary: FetchSummary) -> None:
+    table = Table(title=f"Fetch of {summary.label}/{summary.split}", title_justify="left")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_row("from", f"{summary.repo_id}@{summary.commit[:8]}")
+    table.add_row("interactions", str(len(summary.interactions)))
+    for outcome in DownloadOutcome:
+        table.add_row(f"archives {outcome.value}", str(summary.count(outcome)))
+    table.add_row("downloaded", _size(summary.bytes_received))
+    table.add_row("archive cache", _size(summary.cache_bytes))
+    table.add_row("files extracted", str(summary.files_written))
+    if summary.files_removed:
+        table.add_row("files removed (no longer chosen)", str(summary.files_removed))
+    out.print(table)
+    if summary.requested is not None and len(summary.interactions) < summary.requested:
+        err.print(
+            f"[yellow]only {len(summary.interactions)} whole interaction(s) in the batches read, "
+            f"of {summary.requested} asked for[/yellow]",
+            soft_wrap=True,
+        )
+
+
+def _size(nbytes: int) -> str:
+    """Bytes in the largest unit that keeps the number at or above 1 (decimal units, as the hub)."""
+    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.1f} {unit}"
+    return f"{nbytes} B"

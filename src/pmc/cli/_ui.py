@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
 
 from pmc.progress import Advance, Start
 
@@ -96,3 +105,35 @@ def next_step(*commands: str, why: str = "") -> None:
     err.print(f"next{f' ({why})' if why else ''}:", soft_wrap=True, markup=False)
     for command in commands:
         err.print(f"  {command}", soft_wrap=True, markup=False)
+
+
+@contextmanager
+def byte_progress_bar() -> Iterator[Callable[[str, int], Callable[[int], None]]]:
+    """Byte progress bars on standard error, one per file; yields ``start(what, total) -> advance``.
+
+    ``advance(n)`` adds ``n`` bytes to that file's bar (the shape of ``pmc.corpus.ByteStart``).
+    The bars appear with the first file, so a command that fails before one prints only its error.
+    """
+    with ExitStack() as stack:
+        bars: list[Progress] = []
+
+        def start(what: str, total: int) -> Callable[[int], None]:
+            if not bars:
+                bars.append(
+                    stack.enter_context(
+                        Progress(
+                            TextColumn("{task.description}"),
+                            BarColumn(),
+                            DownloadColumn(),
+                            TransferSpeedColumn(),
+                            TimeRemainingColumn(),
+                            console=err,
+                            transient=False,
+                        )
+                    )
+                )
+            progress = bars[0]
+            task = progress.add_task(what, total=total)
+            return lambda n: progress.advance(task, n)
+
+        yield start

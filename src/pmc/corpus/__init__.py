@@ -1,7 +1,9 @@
 """Corpus stage: read a source (Seamless Interaction, a folder, the demo) into conversations."""
 
 from pmc.corpus._demo import DemoConversation, build_demo, recall_facts, script_paths
+from pmc.corpus._fetch import HUB_REPO_ID, SEAMLESS_SPLITS, FetchSummary, fetch_seamless
 from pmc.corpus._folder import FolderSource
+from pmc.corpus._hub import ByteAdvance, ByteStart, DownloadOutcome
 from pmc.corpus._import import MIN_DURATION_S, ImportSummary, import_corpus
 from pmc.corpus._info import CorpusStats, corpus_stats
 from pmc.corpus._records import WordStats
@@ -22,14 +24,20 @@ from pmc.corpus._types import (
 __all__ = [
     "ANY_SEAMLESS_LABEL",
     "CONVERSATION_SCHEMA_VERSION",
+    "HUB_REPO_ID",
     "MIN_DURATION_S",
     "SEAMLESS_LABELS",
+    "SEAMLESS_SPLITS",
     "Activity",
+    "ByteAdvance",
+    "ByteStart",
     "Channel",
     "Conversation",
     "CorpusSource",
     "CorpusStats",
     "DemoConversation",
+    "DownloadOutcome",
+    "FetchSummary",
     "FilterReason",
     "Filtered",
     "FolderSource",
@@ -46,6 +54,7 @@ __all__ = [
     "conversation_paths",
     "corpus_dir",
     "corpus_stats",
+    "fetch_seamless",
     "import_corpus",
     "read_conversation",
     "read_corpus",

@@ -116,6 +116,9 @@ class SeamlessSource(CorpusSource):
         for path in sorted(self.root.rglob("*")):
             if not path.is_file():
                 continue
+            # Hidden files and folders are not the corpus: fetch's shard cache (.pmc-fetch/).
+            if any(part.startswith(".") for part in path.relative_to(self.root).parts):
+                continue
             if path.suffix == ".tar":
                 self._scan_tar(path, person, scan)
                 continue
