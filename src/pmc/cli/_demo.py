@@ -15,6 +15,7 @@ from pmc.cli._score import score_command
 from pmc.cli._ui import QUIET_NEXT, command_line, next_step, systems_dir_option
 from pmc.corpus import script_paths
 from pmc.harness import runs_dir
+from pmc.scoring import embedding_model_path
 from pmc.systems import Family, SystemCard, adapter_factory, extra_installed
 
 DEMO_RUN = "demo"
@@ -52,6 +53,9 @@ def demo(
     installed) in the run WORKDIR/runs/demo, their scores, and the report, whose path it
     prints last.
     """
+    # Scoring needs the embedding model, installed apart (README "Install"): say so now, not
+    # after minutes of the earlier stages.
+    embedding_model_path()
     ctx.meta[QUIET_NEXT] = True  # each stage's own hint names the stage the demo runs next
     run_id = DEMO_RUN if conversations is None else f"{DEMO_RUN}-{conversations}"
     import_demo_corpus(workdir, conversations=conversations)

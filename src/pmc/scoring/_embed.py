@@ -321,7 +321,7 @@ def _read_safetensors(path: Path) -> dict[str, FloatArray]:
     return tensors
 
 
-def _model_path() -> Path:
+def model_path() -> Path:
     """``model.safetensors`` of the installed model package, checked against ``MODEL_SHA256``.
 
     Raises:
@@ -348,4 +348,4 @@ def embedder() -> Embedder:
     """
     tokenizer_file = importlib.resources.files("pmc.scoring") / "data" / TOKENIZER_FILE
     tokenizer = Tokenizer.from_str(tokenizer_file.read_text(encoding="utf-8"))
-    return Embedder(_read_safetensors(_model_path()), tokenizer)
+    return Embedder(_read_safetensors(model_path()), tokenizer)
