@@ -16,6 +16,7 @@ from pmc.report import (
     metrics_for,
     write_main_table,
 )
+from pmc.report._write import RESULTS_SCHEMA_VERSION
 from pmc.scoring import PauseOutcome, PauseScore, ReplyScore, Score, ScoreSettings, ScoreStatus
 from pmc.systems import ReferenceRow
 
@@ -100,7 +101,7 @@ def test_the_main_table_is_written_per_kind_as_markdown_csv_and_json(tmp_path: P
     lines = list(csv.DictReader((tmp_path / "main_table.csv").open()))
     assert {r["metric"] for r in lines} == {"silent", "takeover", "after", "takeover_latency_s"}
     results = json.loads((tmp_path / "results.json").read_text())
-    assert results["schema_version"] == 2
+    assert results["schema_version"] == RESULTS_SCHEMA_VERSION == 3
     assert results["bootstrap"] == {"resamples": 50, "seed": 3, "unit": "conversation"}
     assert results["main_table"][0]["values"]["takeover"]["estimate"] == 0.5
 

@@ -1,18 +1,25 @@
 """The report of the reference systems on the demo points.
 
-Every table and figure, reference rows that match their definitions, and intervals that repeat
-with the seed (the report issue's "done when").
+Every table and figure, reference rows that match their definitions, intervals that repeat
+with the seed (the report issue's "done when"), a summary that places the references against
+the person, written without a warning, and rollout pages whose timelines show the labelled
+pauses silent.
 """
 
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
-from pmc.report import build_report
+from pmc.points import PointKind, read_points
+from pmc.report import _stage, build_report
+from pmc.scoring import workdir_of
+from tests.report.browser import PERSON_SPEECH
 
 pytestmark = pytest.mark.slow
 
@@ -32,11 +39,25 @@ TABLES = {
 FIGURES = {"pauses", "turn_end", "recall", "takeover_by_pause_duration", "turn_end_cdf"}
 
 
+LABEL_EDGE_S = 0.1
+"""How far inside a labelled pause the gate may find the person's speech, at the pause's edges:
+labelled boundaries come from recognised word times, which land tens of ms off the audio (the
+person resumes up to 80 ms before a demo pause's labelled end)."""
+
+
 @pytest.fixture(scope="module")
-def report(reference_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def built(reference_run: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """The report's folder, and every warning raised while it was written."""
     folder = tmp_path_factory.mktemp("report")
-    build_report(reference_run, seed=5, resamples=RESAMPLES, folder=folder)
-    return folder
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        build_report(reference_run, seed=5, resamples=RESAMPLES, folder=folder)
+    return folder, [f"{w.category.__name__}: {w.message} ({w.filename}:{w.lineno})" for w in caught]
+
+
+@pytest.fixture(scope="module")
+def report(built: tuple[Path, list[str]]) -> Path:
+    return built[0]
 
 
 @pytest.fixture(scope="module")
@@ -93,8 +114,10 @@ def test_reference_rows_match_their_definitions(results: dict[str, Any]) -> None
 
 
 def test_intervals_repeat_with_the_seed_and_move_without_it(
-    reference_run: Path, report: Path, tmp_path: Path
+    reference_run: Path, report: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Only results.json is compared: the HTML site, most of a report's writing time, is skipped.
+    monkeypatch.setattr(_stage, "write_html", lambda folder, *_: folder / "index.html")
     build_report(reference_run, seed=5, resamples=RESAMPLES, folder=tmp_path / "same")
     build_report(reference_run, seed=6, resamples=RESAMPLES, folder=tmp_path / "other")
     first = json.loads((report / "results.json").read_text())
@@ -111,3 +134,63 @@ def test_intervals_repeat_with_the_seed_and_move_without_it(
 
     assert intervals(other) != intervals(first)
     assert any(v["ci_low"] is not None for r in first["main_table"] for v in r["values"].values())
+
+
+def test_writing_the_report_warns_nothing(built: tuple[Path, list[str]]) -> None:
+    assert built[1] == []
+
+
+def test_the_summary_places_the_references_against_the_person(
+    reference_run: Path, results: dict[str, Any]
+) -> None:
+    summary = results["summary"]
+    keys = [q["key"] for q in summary["questions"]]
+    assert keys == ["hold", "latency", "length", "similarity", "recall"]
+    rows = {r["system"]: r for r in summary["rows"]}
+    assert all(r["reference"] is not None for r in rows.values())  # all four are references
+
+    def shown(system: str, key: str) -> Any:
+        return rows[system]["values"][key]["estimate"]
+
+    # Read from the main table, not computed again: the hold rate is 1 - the takeover share.
+    for q in summary["questions"]:
+        for system in rows:
+            metric = "takeover" if q["key"] == "hold" else q["metric"]
+            source = value(results, system, q["kind"], metric)
+            if q["key"] == "hold":
+                assert shown(system, "hold") == pytest.approx(1 - source, abs=1e-4)
+            else:
+                assert shown(system, q["key"]) == source
+    assert shown("never-speak", "hold") == 1.0 and shown("always-speak", "hold") == 0.0
+    assert shown("person", "hold") == 1.0
+    # The person's latency: the labelled offset of its replies, over the turn ends the run scored.
+    turn_ends = [p for p in read_points(workdir_of(reference_run)) if p.kind is PointKind.TURN_END]
+    offsets = [
+        p.reply_start_conv_s - p.boundary_conv_s
+        for p in turn_ends
+        if p.reply_start_conv_s is not None
+    ]
+    assert summary["person"]["latency"] == pytest.approx(float(np.median(offsets)), abs=1e-4)
+    assert summary["figure"]["file"] == "figures/summary.png"
+
+
+def test_the_timeline_shows_each_labelled_pause_silent(
+    report: Path, reference_run: Path, browser: Any
+) -> None:
+    """Every demo pause point, as the person's speech is drawn on never-speak's pages."""
+    points = {p.point_id: p for p in read_points(workdir_of(reference_run))}
+    pages = sorted((report / "rollouts" / "never-speak").glob("pause-*-0.html"))
+    assert len(pages) == sum(p.kind is PointKind.PAUSE for p in points.values()) > 0
+    page = browser.new_page()
+    silent = 0
+    for html in pages:
+        page.goto(html.as_uri())
+        speech = page.evaluate(PERSON_SPEECH)
+        point = points[html.stem.rsplit("-", 1)[0]]
+        start, end = point.boundary_stream_s, point.boundary_end_stream_s
+        inside = [(a, b) for a, b in speech if a < end - LABEL_EDGE_S and b > start + LABEL_EDGE_S]
+        assert inside == [], f"{html.name}: the person speaks in the pause {start}-{end}"
+        assert any(0 < b <= start + LABEL_EDGE_S for _, b in speech), f"{html.name}: no lead-in"
+        silent += not any(a < end and b > start for a, b in speech)
+    page.close()
+    assert silent >= len(pages) / 2  # most pauses are silent to the sample

@@ -3,21 +3,25 @@
 A small run is built in the real formats without the demo pipeline: four synthetic points (one
 of each kind) whose corpus texts hold markup, a scripted system that speaks tones and sends
 markup as text, scores written directly with a transcript holding ``<script>``, and a second
-system that is unscored and has a failed rollout. The report is written, moved (every link must
-be relative), and opened from disk in Debian's chromium through Playwright.
+system that is unscored and has a failed rollout. The HTML is written, moved (every link must
+be relative), and opened from disk in Debian's chromium through Playwright; the whole report of
+the same run is written too, to check that its summary leads and that writing it warns nothing.
 """
 
 from __future__ import annotations
 
-import os
+import base64
+import csv
+import json
 import shutil
-from collections.abc import Iterator
+import warnings
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
 import numpy as np
 import pytest
+import soundfile as sf
 from matplotlib.figure import Figure as Plot
 
 from pmc import io
@@ -26,7 +30,9 @@ from pmc.audio import SAMPLE_RATE, FloatArray, wav_bytes
 from pmc.corpus import Channel
 from pmc.harness import RunSettings, run_rollouts, runs_dir
 from pmc.points import MANIFEST_FILE, Point, PointKind, points_dir
+from pmc.report import build_report
 from pmc.report._html import write_html
+from pmc.report._listen import HISTORY_TAIL_S
 from pmc.scoring import (
     SCORES_DIR,
     Evidence,
@@ -43,18 +49,8 @@ from pmc.scoring import (
 from pmc.systems import Family, SystemCard
 from pmc.table import Figure, Table
 from pmc.testing.systems import ScriptedSystem, tone
+from tests.report.browser import open_page
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 EVIL = "<script>alert(1)</script>"
 """A recognised word, as a hostile or broken system might make Whisper hear it."""
 QUESTION = "What did <script>alert(2)</script> say?"
@@ -77,7 +73,10 @@ def _point(pdir: Path, kind: PointKind, n: int, live: FloatArray, b: float, e: f
     pid = f"{kind.value}-{n:012d}"
     folder = pdir / "audio" / pid
     cuts = {"history_text": "history.json"}
-    for name, audio in (("history_user", tone(1.0)), ("history_system", _quiet(1.0))):
+    # Three seconds of history: the system's seat speaks for two, then the person for one.
+    person = np.concatenate([_quiet(2.0), tone(1.0)])
+    seat = np.concatenate([tone(2.0, hz=330.0), _quiet(1.0)])
+    for name, audio in (("history_user", person), ("history_system", seat)):
         io.write_bytes(folder / f"{name}.wav", wav_bytes(_frames(audio), SAMPLE_RATE))
         cuts[name] = f"{name}.wav"
     io.write_bytes(folder / "live.wav", wav_bytes(_frames(live), SAMPLE_RATE))
@@ -92,7 +91,7 @@ def _point(pdir: Path, kind: PointKind, n: int, live: FloatArray, b: float, e: f
         conversation_id=f"conv-<{n}>",
         user=Channel.B if recall else Channel.A,
         system=Channel.A if recall else Channel.B,
-        history_start_conv_s=start - 1.0,
+        history_start_conv_s=start - 3.0,
         stream_start_conv_s=start,
         boundary_conv_s=start + b,
         boundary_stream_s=b,
@@ -104,7 +103,7 @@ def _point(pdir: Path, kind: PointKind, n: int, live: FloatArray, b: float, e: f
         reply_text="Paris <i>!</i>" if recall else REPLY,
         question=QUESTION if recall else "",
         gold_answer="Paris <i>!</i>" if recall else "",
-        prefix_s=30.0 if recall else None,
+        prefix_s=120.0 if recall else None,  # the main table reports recall at 120 s
         cuts={k: f"audio/{pid}/{v}" for k, v in cuts.items()},
     )
 
@@ -169,8 +168,8 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def report(workdir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The report folder, written and then moved away from where it was written."""
+def run(workdir: Path) -> Path:
+    """The run: talker scored at the four points, flaky unscored with one failed rollout."""
     points = _write_points(workdir)
     say = [{"at_s": p, "seconds": 0.5, "text": SENT} for p in (0.2, 2.5)]
     talker = SystemCard("talker", "scripted", Family.LOCAL, DESCRIPTION, params={"say": say})
@@ -181,11 +180,16 @@ def report(workdir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     finally:
         ScriptedSystem.refuse = 0
     run_rollouts(workdir, [talker], RunSettings("r"))
-    run = runs_dir(workdir) / "r"
-    with io.atomic_open(run / SCORES_DIR / "talker.jsonl") as handle:
+    path = runs_dir(workdir) / "r"
+    with io.atomic_open(path / SCORES_DIR / "talker.jsonl") as handle:
         for p in points:
             handle.write(io.json_line(_score(p).to_dict()))
+    return path
 
+
+@pytest.fixture(scope="module")
+def report(run: Path, workdir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The HTML alone, with tables whose texts hold markup, written and then moved away."""
     folder = workdir / "report"
     (folder / "figures").mkdir(parents=True)
     plot = Plot(figsize=(2, 1.5))  # no pyplot: no backend or global state
@@ -208,62 +212,8 @@ def report(workdir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return moved
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.fail(
-            f"{CHROMIUM} is missing: the HTML report is tested in Debian's chromium. Install it "
-            "with `make chromium` (as root) or `sudo apt-get install -y chromium`."
-        )
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
-
-
-_READY = """() => [...document.images].every(i => i.complete)
-    && [...document.querySelectorAll('audio')].every(a => a.readyState >= 1 || a.error)"""
-
-_STATE = """() => ({
-    images: [...document.images].map(i => i.naturalWidth),
-    audio: [...document.querySelectorAll('audio')]
-        .map(a => [a.readyState, a.error && a.error.code]),
-    injected: document.querySelectorAll('script, b, i, u, em, [onerror]').length,
-    links: [...document.querySelectorAll('a[href]')].map(a => a.href),
-    sources: [...document.querySelectorAll('[src]')].map(e => e.src),
-    svgWords: [...document.querySelectorAll('svg text.word')].map(t => t.firstChild.nodeValue),
-    humanReply: document.querySelectorAll('svg rect.human').length,
-})"""
-
-
-def _open(browser: Any, path: Path) -> tuple[str, dict[str, Any]]:
-    """Open a page; its visible text and state, once it loaded cleanly."""
-    page = browser.new_page()
-    problems: list[str] = []
-    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: problems.append(str(e)))
-    page.on("dialog", lambda d: problems.append(f"dialog: {d.message}"))
-    page.goto(path.as_uri())
-    page.wait_for_function(_READY, timeout=10_000)
-    state: dict[str, Any] = page.evaluate(_STATE)
-    text: str = page.inner_text("body")
-    page.close()
-    assert problems == [], f"{path.name}: {problems}"
-    assert all(width > 0 for width in state["images"]), f"{path.name}: an image did not load"
-    for ready, error in state["audio"]:
-        assert error is None and ready >= 1, f"{path.name}: audio {ready=} {error=}"
-    assert state["injected"] == 0, f"{path.name}: markup from the data became elements"
-    for url in state["links"] + state["sources"]:
-        parsed = urlparse(url)
-        assert parsed.scheme == "file", f"{path.name}: {url} leaves the folder"
-        assert Path(unquote(parsed.path)).exists(), f"{path.name}: {url} is broken"
-    return text, state
-
-
 def test_the_index_shows_tables_figures_and_every_rollout(report: Path, browser: Any) -> None:
-    text, state = _open(browser, report / "index.html")
+    text, state = open_page(browser, report / "index.html")
     assert "Main <b>table</b>" in text and "talker <b>loud</b>" in text
     assert "Read <i>this</i>." in text and "A <b>figure</b>" in text
     assert "Report <script>x</script>" in text and DESCRIPTION in text
@@ -276,15 +226,16 @@ def test_the_index_shows_tables_figures_and_every_rollout(report: Path, browser:
 
 
 @pytest.mark.parametrize("kind", list(PointKind))
-def test_a_rollout_page_plays_both_sides_and_shows_words_as_text(
+def test_a_rollout_page_plays_the_exchange_and_shows_words_as_text(
     report: Path, browser: Any, kind: PointKind
 ) -> None:
     (page,) = (report / "rollouts" / "talker").glob(f"{kind.value}-*-0.html")
-    text, state = _open(browser, page)
-    assert len(state["audio"]) == 2  # the live input and the played reply
+    text, state = open_page(browser, page)
+    assert len(state["audio"]) == 1  # one stereo player: the person left, the system right
     assert EVIL in text  # the transcript, as visible text
     assert EVIL in state["svgWords"]  # and as a word on the timeline
     assert SENT in text
+    assert state["personSpeech"]  # the person's speech, found by the gate
     if kind is PointKind.TURN_END:
         assert REPLY in text
         assert state["humanReply"] == 1
@@ -295,29 +246,160 @@ def test_a_rollout_page_plays_both_sides_and_shows_words_as_text(
 def test_failed_and_unscored_rollouts_still_have_pages(report: Path, browser: Any) -> None:
     pages = sorted((report / "rollouts" / "flaky").glob("*.html"))
     assert len(pages) == 4  # one a point
-    texts = [_open(browser, p) for p in pages]
-    failed = [(t, s) for t, s in texts if "connection refused" in t]
+    texts = [open_page(browser, p) for p in pages]
+    failed = [t for t, _ in texts if "connection refused" in t]
     assert len(failed) == 1
-    assert len(failed[0][1]["audio"]) == 1  # the live input; nothing was played
-    assert all(len(s["audio"]) == 2 for t, s in texts if (t, s) not in failed)
+    assert "then from t = 0 silence (nothing was played)" in failed[0]
+    assert all(len(s["audio"]) == 1 for _, s in texts)  # the failed one still has the person
 
 
-def _same_file(copy: Path, source: Path) -> bool:
-    """The report's file is the source: a hard link to it, or (across file systems) its bytes."""
-    return copy.samefile(source) or copy.read_bytes() == source.read_bytes()
+def _pcm(path: Path) -> np.ndarray[Any, np.dtype[np.int16]]:
+    data, _ = sf.read(str(path), dtype="int16", always_2d=True)
+    return np.asarray(data, dtype=np.int16)
 
 
-def test_audio_is_linked_not_decoded(report: Path, workdir: Path) -> None:
-    played = sorted((report / "audio" / "played").rglob("*.flac"))
-    live = sorted((report / "audio" / "live").glob("*.wav"))
-    assert len(played) == 7 and len(live) == 4  # one rollout failed; points are shared
-    assert all(os.stat(p).st_size > 0 for p in played + live)
-    # Each is the rollout's own played.flac (audio/played/SYSTEM/POINT-K.flac) and the point's
-    # live cut, not a decoded and re-encoded copy.
-    rollouts = runs_dir(workdir) / "r" / "rollouts"
-    for path in played:
+def test_the_stereo_file_holds_the_person_left_and_the_system_right(
+    report: Path, workdir: Path
+) -> None:
+    """Each channel holds its source's samples exactly, both on the stream clock."""
+    tail = round(HISTORY_TAIL_S * SAMPLE_RATE)
+    rollouts = runs_dir(workdir) / "r" / "rollouts" / "talker"
+    files = sorted((report / "audio" / "talker").glob("*.flac"))
+    assert len(files) == 4
+    for path in files:
         point_id, k = path.stem.rsplit("-", 1)
-        source = rollouts / path.parent.name / point_id / k / "played.flac"
-        assert _same_file(path, source), path
-    for path in live:
-        assert _same_file(path, points_dir(workdir) / "audio" / path.stem / "live.wav"), path
+        stereo = _pcm(path)
+        trace = io.read_json(rollouts / point_id / k / "trace.json")
+        stop = trace["protocol"]["stop_stream_s"]
+        assert stereo.shape == (tail + round(stop * SAMPLE_RATE), 2)
+        audio = points_dir(workdir) / "audio" / point_id
+        history = _pcm(audio / "history_user.wav")[:, 0]  # 3 s: padded in front to the tail
+        live = _pcm(audio / "live.wav")[:, 0]
+        assert not stereo[: tail - len(history), 0].any()
+        assert np.array_equal(stereo[tail - len(history) : tail, 0], history)
+        streamed = round(trace["protocol"]["live_s"] * SAMPLE_RATE)
+        assert np.array_equal(stereo[tail : tail + streamed, 0], live[:streamed])
+        seat = _pcm(audio / "history_system.wav")[:, 0]
+        assert not stereo[: tail - len(seat), 1].any()
+        assert np.array_equal(stereo[tail - len(seat) : tail, 1], seat)
+        assert stereo[tail - len(seat) : tail, 1].any()
+        played = _pcm(rollouts / point_id / k / "played.flac")[:, 0]
+        assert np.array_equal(stereo[tail:, 1], played)
+
+
+_LOADED = """a => new Promise((resolve, reject) => {
+    const done = () => resolve({duration: a.duration, ready: a.readyState});
+    if (a.readyState >= 1) { done(); return; }
+    a.addEventListener('loadedmetadata', done, {once: true});
+    a.addEventListener('error', () => reject(new Error('audio error ' + a.error.code)));
+    a.load();
+})"""
+
+_DECODE = """async ([b64, rate]) => {
+    const bytes = Uint8Array.from(atob(b64), c => c.charCodeAt(0));
+    const decoded = await new OfflineAudioContext(2, 1, rate).decodeAudioData(bytes.buffer);
+    return {channels: decoded.numberOfChannels, duration: decoded.duration};
+}"""
+"""Decodes a file with the browser's own decoder, at the file's rate."""
+
+
+def test_the_stereo_player_loads_two_channels_as_long_as_the_rollout(
+    report: Path, workdir: Path, browser: Any
+) -> None:
+    (html,) = (report / "rollouts" / "talker").glob("pause-*-0.html")
+    point_id, k = html.stem.rsplit("-", 1)
+    trace = io.read_json(
+        runs_dir(workdir) / "r" / "rollouts" / "talker" / point_id / k / "trace.json"
+    )
+    expected = HISTORY_TAIL_S + trace["protocol"]["stop_stream_s"]
+    page = browser.new_page()
+    page.goto(html.as_uri())
+    player = page.locator("audio.stereo")
+    loaded = player.evaluate(_LOADED)  # waits for loadedmetadata, not for a while
+    assert abs(loaded["duration"] - expected) <= 1 / SAMPLE_RATE
+    src = player.evaluate("a => a.src")
+    flac = Path(unquote(urlparse(src).path))
+    decoded = page.evaluate(_DECODE, [base64.b64encode(flac.read_bytes()).decode(), SAMPLE_RATE])
+    page.close()
+    assert decoded["channels"] == 2
+    assert abs(decoded["duration"] - expected) <= 1 / SAMPLE_RATE
+
+
+def test_the_timeline_draws_the_pause_as_silence(report: Path, browser: Any) -> None:
+    """The pause point's live input: 1.2 s of tone, the 0.96 s pause, 1.2 s of tone."""
+    (html,) = (report / "rollouts" / "talker").glob("pause-*-0.html")
+    _, state = open_page(browser, html)
+    speech = state["personSpeech"]
+    assert not [(a, b) for a, b in speech if a < 2.16 and b > 1.2]
+    # The history's second of tone (then 40 ms of padding, bridged) runs on into the live tone:
+    # one interval across t = 0; the envelope puts the onsets within a few ms of the tones'.
+    before, after = [(a, b) for a, b in speech if b > 0]
+    assert before == pytest.approx((-1.04, 1.2), abs=0.005)
+    assert after == pytest.approx((2.16, 3.36), abs=0.005)
+
+
+@pytest.fixture(scope="module")
+def built(run: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """The whole report of the run, by ``build_report``, and every warning written meanwhile."""
+    folder = tmp_path_factory.mktemp("built") / "report"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        build_report(run, resamples=50, folder=folder)
+    return folder, [f"{w.category.__name__}: {w.message} ({w.filename}:{w.lineno})" for w in caught]
+
+
+def test_writing_the_report_warns_nothing(built: tuple[Path, list[str]]) -> None:
+    assert built[1] == []
+
+
+def test_the_summary_comes_first(built: tuple[Path, list[str]], browser: Any) -> None:
+    folder, _ = built
+    open_page(browser, folder / "index.html")  # it loads cleanly, the summary figure too
+    page = browser.new_page()
+    page.goto((folder / "index.html").as_uri())
+    order = page.evaluate(
+        """() => [...document.querySelectorAll('figure, table')]
+            .map(e => e.id || (e.closest('section') || {}).id || e.tagName)"""
+    )
+    page.close()
+    assert order[:2] == ["summary_figure", "summary"]
+    assert "main_pause" in order  # the tables follow
+    markdown = (folder / "report.md").read_text()
+    assert markdown.startswith("## Summary: each system against the person on the paper")
+    assert markdown.index("## Summary: each system against the person\n") < markdown.index(
+        "## Main table"
+    )
+
+
+def test_the_summary_is_read_from_the_main_table(built: tuple[Path, list[str]]) -> None:
+    folder, _ = built
+    results = json.loads((folder / "results.json").read_text())
+    summary = results["summary"]
+    main = {(r["system"], r["kind"]): r["values"] for r in results["main_table"]}
+    (row,) = summary["rows"]
+    assert row["system"] == "talker" and row["reference"] is None
+    questions = {q["key"]: q for q in summary["questions"]}
+    assert list(questions) == ["hold", "latency", "length", "similarity", "recall"]
+    assert questions["recall"]["metric"] == "judge:fake:<judge>"
+    for key, q in questions.items():
+        shown = row["values"][key]
+        source = main[("talker", q["kind"])]
+        if key == "hold":
+            takeover = source["takeover"]
+            assert shown["estimate"] == pytest.approx(1 - takeover["estimate"], abs=1e-4)
+            assert shown["ci_low"] == pytest.approx(1 - takeover["ci_high"], abs=1e-4)
+        else:
+            assert shown == source[q["metric"]]
+    # The person: every pause held, the labelled reply 0.4 s after the turn end, the rest 1.
+    assert summary["person"] == {
+        "hold": 1.0,
+        "latency": 0.4,
+        "length": 1.0,
+        "similarity": 1.0,
+        "recall": 1.0,
+    }
+    # The table shows the same numbers, to two decimals.
+    table = list(csv.reader((folder / "tables" / "summary.csv").open()))
+    assert table[1][0] == "the person" and table[2][0] == "talker"
+    latency = main[("talker", "turn_end")]["latency_s"]["estimate"]
+    assert table[2][2].startswith(f"{latency:.2f}")

@@ -1,11 +1,12 @@
 """Report stage: the paper's tables and figures from a run's scores, and an HTML report.
 
 The main table per system and point kind with bootstrap intervals over conversations
-(``_aggregate``, ``_main``), the appendix analyses (``_pauses``, ``_recall``, ``_outcomes``,
-``_compare``), the figures (``_figures``), and the files: Markdown, CSV, a versioned
-``results.json`` (``_write``) and a static HTML folder (``_html``, its rollout pages from
-``_rollouts``, ``_pages`` and ``_timeline``), put together by
-:func:`build_report`.
+(``_aggregate``, ``_main``), the summary that leads the report, every system against the person
+on the paper's questions (``_summary``, its figure ``_lead``), the appendix analyses
+(``_pauses``, ``_recall``, ``_outcomes``, ``_compare``), the figures (``_figures``), and the
+files: Markdown, CSV, a versioned ``results.json`` (``_write``) and a static HTML folder
+(``_html``, its rollout pages from ``_rollouts``, ``_pages``, ``_texts`` and ``_timeline``, each
+with a stereo file to listen to from ``_listen``), put together by :func:`build_report`.
 """
 
 from pmc.report._aggregate import RECALL_PREFIX_S, RESAMPLES, Value, bootstrap, metrics_for

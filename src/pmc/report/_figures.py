@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +30,16 @@ the turn end) are drawn at the left edge, as the paper does."""
 def _color(data: RunData, system: str) -> str:
     """One colour per system, the same in every figure (matplotlib's default cycle)."""
     return f"C{data.systems.index(system) % 10}"
+
+
+def _legend(ax: Axes, **kwargs: Any) -> None:
+    """A legend, where the panel drew something labelled.
+
+    Matplotlib warns of an empty legend otherwise: a run of pauses alone has no system in the
+    pause figure's panel (c), and a run where nobody spoke has none in its panel (b).
+    """
+    if ax.get_legend_handles_labels()[1]:
+        ax.legend(**kwargs)
 
 
 def _outcome_shares(data: RunData, system: str) -> list[float]:
@@ -93,7 +103,7 @@ def figure_pauses(data: RunData) -> Plot:
     axes[1].set_xlabel("first words - pause end (s)")
     axes[1].set_ylabel("share of pause points")
     axes[1].set_title("(b) when the first words landed")
-    axes[1].legend(fontsize="small")
+    _legend(axes[1], fontsize="small")
     for system in systems:
         turns = data.first(system, PointKind.TURN_END)
         if not turns:
@@ -106,7 +116,7 @@ def figure_pauses(data: RunData) -> Plot:
     axes[2].set_xlabel("response rate at turn ends")
     axes[2].set_ylabel("takeover rate at pauses")
     axes[2].set_title("(c) each system")
-    axes[2].legend(fontsize="small")
+    _legend(axes[2], fontsize="small")
     return fig
 
 
@@ -153,7 +163,7 @@ def figure_recall(data: RunData) -> Plot:
         ax.set_title(f"({'ab'[kind is PointKind.FACT_RECALL]}) {kind.value.replace('_', ' ')}")
         ax.set_ylim(-0.05, 1.05)
     axes[0].set_ylabel(f"accuracy ({scorer})")
-    axes[1].legend(fontsize="small")
+    _legend(axes[1], fontsize="small")
     return fig
 
 
@@ -166,7 +176,7 @@ def figure_duration(data: RunData) -> Plot:
     ax.set_xlabel("labelled pause duration")
     ax.set_ylabel("takeover rate")
     ax.set_ylim(-0.05, 1.05)
-    ax.legend(fontsize="small")
+    _legend(ax, fontsize="small")
     return fig
 
 
@@ -188,7 +198,7 @@ def figure_cdf(data: RunData) -> Plot:
         ax.set_title(title)
         ax.set_ylabel("share of turn-end points")
     axes[1].axvline(1.0, linestyle="--", color="grey")
-    axes[1].legend(fontsize="small")
+    _legend(axes[1], fontsize="small")
     return fig
 
 

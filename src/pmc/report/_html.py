@@ -1,22 +1,25 @@
 """The static HTML report: one folder that opens from disk, with no server and no script.
 
-``index.html`` holds the tables, the figures and an index of every rollout, grouped by system
-and point kind, with each one's outcome. Each rollout has a page,
-``rollouts/<system>/<point_id>-<rollout>.html``, with its timeline and players for the live
-input and the system's played reply; their files are hardlinked (else copied) into ``audio/``.
+``index.html`` leads with the summary (every system against the person), then holds the tables,
+the figures and an index of every rollout, grouped by system and point kind, with each one's
+outcome. Each rollout has a page, ``rollouts/<system>/<point_id>-<rollout>.html``, with its
+timeline and one stereo player, ``audio/<system>/<point_id>-<rollout>.flac`` (the person left,
+the system right, on the stream clock: :mod:`pmc.report._listen`).
 Every link is relative, so the folder can be moved. Every text that came from a system or a
 corpus (transcripts, words, replies, questions, answers, descriptions, ids) is escaped, and
 each page's content security policy forbids scripts besides.
 
-The rollouts are read and their audio placed by :mod:`pmc.report._rollouts`, and each rollout's
-page is made by :mod:`pmc.report._pages`; this module writes them, with the index.
+The rollouts are read by :mod:`pmc.report._rollouts`, and each rollout's page is made by
+:mod:`pmc.report._pages`; this module writes them, with the index.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections import defaultdict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from html import escape
 from importlib import resources
 from pathlib import Path
@@ -26,23 +29,33 @@ from pmc import io
 from pmc.errors import PmcError
 from pmc.harness import RUN_FILE
 from pmc.points import PointKind, points_dir, read_points
+from pmc.report._listen import live_s as streamed_s
+from pmc.report._listen import person_speech, point_audio, seat_speech, write_stereo
 from pmc.report._pages import INDEX, KIND_NAMES, href, outcome, rollout_body, system_anchor
-from pmc.report._rollouts import RolloutView, place_audio, read_rollouts, scores
-from pmc.scoring import workdir_of
+from pmc.report._rollouts import RolloutView, read_rollouts, scores
+from pmc.scoring import ScoreSettings, workdir_of
 from pmc.table import Cell, Figure, Table, show
 
 HOW_TO_READ = (
     "How to read: each table and figure compares systems within one kind of point (pauses, "
     "turn ends, recall), never pooled across kinds; times are seconds on the stream clock, "
-    "from the first live sample. Every rollout below links to its page: a timeline of what "
-    "the person said live and where the system spoke, and both sides' audio."
+    "from the first live sample. Every rollout below links to its page: a timeline of when "
+    "the person spoke and where the system spoke, and the exchange to listen to in stereo "
+    "(the person left, the system right)."
 )
+AUDIO_WORKERS = min(4, os.cpu_count() or 1)
+"""Threads that code the rollouts' stereo files: coding them is most of writing the HTML."""
 _CSP = "script-src 'none'; object-src 'none'; base-uri 'none'"
 """Defence in depth: should a text ever escape unescaped, the browser still runs nothing."""
 
 
 def write_html(
-    folder: Path, run_dir: Path, tables: Sequence[Table], figures: Sequence[Figure], title: str
+    folder: Path,
+    run_dir: Path,
+    tables: Sequence[Table],
+    figures: Sequence[Figure],
+    title: str,
+    summary: Sequence[Table | Figure] = (),
 ) -> Path:
     """Write the HTML report of ``run_dir`` into ``folder``; returns ``folder/index.html``.
 
@@ -52,6 +65,8 @@ def write_html(
         tables: The report's tables, in order.
         figures: Its figures, in order.
         title: The report's title.
+        summary: What leads the index, before every other table and figure: the summary's
+            figure and table.
     """
     record = io.read_json(run_dir / RUN_FILE)
     systems: dict[str, Any] = dict(record.get("systems", {}))
@@ -73,16 +88,29 @@ def write_html(
     # Pages and audio of rollouts that are no longer in the run would otherwise linger.
     for stale in ("rollouts", "audio"):
         shutil.rmtree(folder / stale, ignore_errors=True)
-    placed: set[str] = set()
-    for r in rollouts:
-        audio = place_audio(folder, r, points_dir(workdir), placed)
-        body = rollout_body(r, systems.get(r.system, {}), audio, by_point[(r.point_id, r.k)])
-        title_r = f"{r.system} · {r.point_id} · rollout {r.k}"
-        # Plain writes, not atomic ones: a report is rewritten whole, and hundreds of fsyncs
-        # would take longer than writing the pages.
-        _write(folder / r.page, _page(title_r, body, css))
+    # A point's audio is read once for all its rollouts, and let go before the next point's.
+    # Its rollouts' stereo files are coded on threads (libsndfile works outside the GIL) while
+    # this thread writes their pages.
+    with ThreadPoolExecutor(AUDIO_WORKERS) as pool:
+        for point_id in sorted({r.point_id for r in rollouts}):
+            mine = [r for r in rollouts if r.point_id == point_id]
+            audio = point_audio(mine[0].point, points_dir(workdir))
+            coded = [pool.submit(write_stereo, folder, r, audio) for r in mine]
+            for r, stereo in zip(mine, coded, strict=True):
+                settings = r.score.settings if r.score is not None else ScoreSettings()
+                gate, onset = settings.gate, settings.onset
+                speech = (
+                    person_speech(audio, streamed_s(r, audio), gate, onset),
+                    seat_speech(audio, gate, onset),
+                )
+                same = by_point[(r.point_id, r.k)]
+                body = rollout_body(r, systems.get(r.system, {}), stereo.result(), speech, same)
+                title_r = f"{r.system} · {r.point_id} · rollout {r.k}"
+                # Plain writes, not atomic ones: a report is rewritten whole, and hundreds of
+                # fsyncs would take longer than writing the pages.
+                _write(folder / r.page, _page(title_r, body, css))
     index = folder / INDEX
-    body = _index_body(title, tables, figures, systems, scored, rollouts)
+    body = _index_body(title, summary, tables, figures, systems, scored, rollouts)
     _write(index, _page(title, body, css))
     return index
 
@@ -128,6 +156,7 @@ def _figure(figure: Figure) -> str:
 
 def _index_body(
     title: str,
+    summary: Sequence[Table | Figure],
     tables: Sequence[Table],
     figures: Sequence[Figure],
     systems: dict[str, Any],
@@ -137,11 +166,11 @@ def _index_body(
     nav = [f'<li><a href="#{escape(t.key)}">{escape(t.title)}</a></li>' for t in tables]
     nav += [f'<li><a href="#{escape(f.key)}">{escape(f.title)}</a></li>' for f in figures]
     nav += [f'<li><a href="#{system_anchor(s)}">Rollouts of {escape(s)}</a></li>' for s in systems]
-    parts = [
-        f"<h1>{escape(title)}</h1>",
-        f'<p class="how">{escape(HOW_TO_READ)}</p>',
-        f"<nav><ul>{''.join(nav)}</ul></nav>",
-    ]
+    parts = [f"<h1>{escape(title)}</h1>", f'<p class="how">{escape(HOW_TO_READ)}</p>']
+    if summary:
+        lead = "".join(_figure(s) if isinstance(s, Figure) else _table(s) for s in summary)
+        parts.append(f'<section id="lead"><h2>Summary</h2>{lead}</section>')
+    parts.append(f"<nav><ul>{''.join(nav)}</ul></nav>")
     if tables:
         parts += ["<h2>Tables</h2>", *(_table(t) for t in tables)]
     if figures:

@@ -2,14 +2,14 @@
 
 The page says what the rollout came to, lists its facts (the point, its boundary, when the input
 ended, how the input kept time), draws the timeline (:mod:`pmc.report._timeline`) with a legend,
-plays both sides' audio, shows what each side said and every score, and links the same point's
-rollouts of the other systems. The index's rollout lists share its outcome line, kind names and
-links. Every text that came from a system or a corpus is escaped.
+plays the exchange as one stereo file on the timeline's clock (:mod:`pmc.report._listen`: the
+person left, the system right), shows what each side said and every score, and links the same
+point's rollouts of the other systems. The index's rollout lists share its outcome line, kind
+names and links. Every text that came from a system or a corpus is escaped.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from html import escape
 from typing import Any
 from urllib.parse import quote
@@ -18,10 +18,12 @@ import soundfile as sf
 
 from pmc.harness import PLAYED_FILE, ProtocolRecord
 from pmc.points import Point, PointKind
+from pmc.report._listen import HISTORY_TAIL_S
 from pmc.report._rollouts import RolloutView
-from pmc.report._timeline import Timeline, svg
+from pmc.report._texts import said, scores_of
+from pmc.report._timeline import Spans, Timeline, svg
 from pmc.scoring import ScoreStatus
-from pmc.table import Cell, show
+from pmc.table import show
 
 INDEX = "index.html"
 KIND_NAMES = {
@@ -85,13 +87,26 @@ def outcome(r: RolloutView) -> tuple[str, str]:
 
 
 def rollout_body(
-    r: RolloutView, entry: dict[str, Any], audio: dict[str, str], same_point: list[RolloutView]
+    r: RolloutView,
+    entry: dict[str, Any],
+    stereo: str | None,
+    speech: tuple[Spans, Spans],
+    same_point: list[RolloutView],
 ) -> str:
-    """A rollout's page body; ``audio``: its files by role; ``same_point``: the point's rollouts."""
+    """A rollout's page body.
+
+    Args:
+        r: The rollout.
+        entry: Its system's entry in ``run.json``.
+        stereo: Its stereo file, relative to the report folder (None: nothing to hear).
+        speech: The person's speech intervals on the stream clock, and the system seat's in
+            the history's tail.
+        same_point: The point's rollouts of every system.
+    """
     up = "../../"
     kind_name = KIND_NAMES[r.kind] if r.kind else "unknown kind"
     text, css = outcome(r)
-    timeline = _timeline(r)
+    timeline = _timeline(r, *speech)
     parts = [
         f'<p><a href="{up}{INDEX}#{system_anchor(r.system)}">← report</a></p>',
         f"<h1>{escape(r.system)} · {escape(kind_name)} · {escape(r.point_id)} · rollout {r.k}</h1>",
@@ -101,17 +116,10 @@ def rollout_body(
         svg(timeline),
         _LEGEND,
         "<h2>Audio</h2>",
+        *_player(r, stereo, timeline, up),
     ]
-    for role, label in (("live", "Live input (the person)"), ("played", "The system, as played")):
-        if role in audio:
-            parts.append(
-                f"<p>{label}</p>"
-                f'<audio controls preload="metadata" src="{href(up, audio[role])}"></audio>'
-            )
-        else:
-            parts.append(f'<p class="muted">{label}: no audio.</p>')
-    parts += _said(r)
-    parts += _scores_of(r)
+    parts += said(r)
+    parts += scores_of(r)
     if r.error is not None:
         attempts = "".join(f"<li>{escape(str(a))}</li>" for a in r.error.get("attempts", []))
         parts += ["<h2>Failure</h2>", f"<ul>{attempts}</ul>"]
@@ -125,12 +133,29 @@ def rollout_body(
     return "\n".join(parts)
 
 
+def _player(r: RolloutView, stereo: str | None, t: Timeline, up: str) -> list[str]:
+    """One stereo player, and what its channels and clock are."""
+    if stereo is None:
+        return ['<p class="muted">No audio.</p>']
+    played = "the system as played" if r.trace is not None else "silence (nothing was played)"
+    end = f"{t.stop_s:.2f} s" if t.stop_s is not None else "the end of the live input"
+    tail = f"{HISTORY_TAIL_S:g} s"
+    return [
+        f'<p class="channels">Left: the person (the history\'s last {tail}, then the live '
+        f"input as streamed). Right: the system's seat (the history's last {tail} from that "
+        f"side, then from t = 0 {played}). On the timeline's clock: the file starts at "
+        f"−{tail}; t = 0 is the first live sample, where the history ends; it ends at {end}.</p>",
+        f'<audio class="stereo" controls preload="metadata" src="{href(up, stereo)}"></audio>',
+    ]
+
+
 _LEGEND = (
-    '<p class="legend"><span><span class="sw live"></span>live input</span>'
+    '<p class="legend"><span><span class="sw person"></span>the person\'s speech (gate)</span>'
+    '<span><span class="sw seat"></span>the system\'s seat in the history</span>'
     '<span><span class="sw speech"></span>system speech with words</span>'
     '<span><span class="sw wordless"></span>wordless phonation</span>'
     '<span><span class="sw pause"></span>labelled pause</span>'
-    '<span><span class="sw human"></span>the person\'s own reply</span>'
+    '<span><span class="sw human"></span>the human reply the system is scored against</span>'
     '<span><span class="sw boundary"></span>turn or question end</span></p>'
 )
 
@@ -167,7 +192,7 @@ def _protocol(r: RolloutView) -> ProtocolRecord | None:
     return r.trace.protocol if r.trace else None
 
 
-def _timeline(r: RolloutView) -> Timeline:
+def _timeline(r: RolloutView, person_speech: Spans, seat_speech: Spans) -> Timeline:
     protocol, p = _protocol(r), r.point
     stop: float | None = None
     if protocol is not None:
@@ -190,6 +215,9 @@ def _timeline(r: RolloutView) -> Timeline:
         end_of_input_s=protocol.end_of_input_stream_s if protocol else None,
         speech=r.score.evidence if r.score else (),
         human_reply=_human_reply(p),
+        person_speech=person_speech,
+        seat_speech=seat_speech,
+        start_s=-HISTORY_TAIL_S,
     )
 
 
@@ -198,75 +226,3 @@ def _human_reply(p: Point | None) -> tuple[float, float] | None:
     if p is None or p.reply_start_conv_s is None or p.reply_end_conv_s is None:
         return None
     return p.reply_start_conv_s - p.stream_start_conv_s, p.reply_end_conv_s - p.stream_start_conv_s
-
-
-def _said(r: RolloutView) -> list[str]:
-    """What each side said: the corpus's texts, the system's transcript and its own text."""
-    said: list[tuple[str, str]] = []
-    p, s = r.point, r.score
-    if p is not None:
-        if p.question:
-            said.append(("The question", p.question))
-        if p.gold_answer:
-            said.append(("Gold answer", p.gold_answer))
-        elif p.reply_text:
-            replied = p.kind is PointKind.TURN_END
-            said.append(
-                ("What the person replied" if replied else "What the person said", p.reply_text)
-            )
-    if s is not None and s.reply is not None:
-        said.append(("The system's reply (scored transcript)", s.reply.transcript))
-    if s is not None and s.recall is not None:
-        said.append(("The system's answer (scored transcript)", s.recall.transcript))
-    if s is not None:
-        words = " ".join(w.text.strip() for e in s.evidence for w in e.words)
-        said.append(("Every word the system said", words or "(none)"))
-    parts = ["<h2>What was said</h2>"] if said or (r.trace and r.trace.texts) else []
-    parts += [f'<h4>{escape(k)}</h4><p class="said">{escape(v)}</p>' for k, v in said]
-    if r.trace and r.trace.texts:
-        items = "".join(
-            f"<li>{t:.2f} s ({escape(kind)}): {escape(text)}</li>"
-            for t, kind, text in r.trace.texts
-        )
-        parts += ["<h4>Text the system sent</h4>", f"<ul>{items}</ul>"]
-    return parts
-
-
-def _scores_of(r: RolloutView) -> list[str]:
-    """Every pause or reply metric; a recall answer's verdicts with each judge's reason."""
-    s = r.score
-    if s is None:
-        return []
-    metrics: dict[str, Any] = {}
-    if s.pause is not None:
-        metrics = {**asdict(s.pause), "outcome": s.pause.outcome.value}
-    elif s.reply is not None:
-        metrics = {k: v for k, v in asdict(s.reply).items() if k != "transcript"}
-    metrics |= {"status": s.status.value, "late input": s.late_input, "wordless": s.wordless}
-    rows = "".join(
-        f"<dt>{escape(k.replace('_', ' '))}</dt><dd>{escape(show(_plain(v)))}</dd>"
-        for k, v in metrics.items()
-    )
-    parts = ["<h2>Scores</h2>", f'<dl class="facts">{rows}</dl>']
-    if s.recall is None:
-        return parts
-    strict = s.recall.strict
-    parts += [
-        f"<p>Strict matcher: {'correct' if strict.correct else 'wrong'}; matched "
-        f"{escape(', '.join(strict.matched) or 'none')} of {escape(', '.join(strict.words))} "
-        f"({strict.needed} needed).</p>",
-    ]
-    for j in s.recall.judges:
-        parts.append(
-            f"<p>{escape(j.model)} ({escape(j.answered_by)}, prompt "
-            f"{escape(j.prompt_version)}): {'correct' if j.correct else 'wrong'}. "
-            f'{escape(j.reason)}</p><p class="said">{escape(j.raw)}</p>'
-        )
-    return parts
-
-
-def _plain(value: Any) -> Cell:
-    """A metric as a table cell: yes or no for flags."""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return value if isinstance(value, str | int | float) or value is None else str(value)

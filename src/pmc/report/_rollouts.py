@@ -1,15 +1,12 @@
-"""A run's rollouts as the HTML report's pages need them, and their audio placed in the report.
+"""A run's rollouts as the HTML report's pages need them.
 
 Each rollout is read once into a :class:`RolloutView`: its point, its score, and a slim trace
-(the per-frame input timing dropped, which would fill memory for nothing). The live input and
-the system's played reply are hardlinked (else copied) into the report's ``audio/`` folder,
-so the report opens from disk on its own.
+(the per-frame input timing dropped, which would fill memory for nothing). What a page plays
+is made by :mod:`pmc.report._listen`.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +14,7 @@ from typing import Any
 
 from pmc import io
 from pmc.errors import PmcError
-from pmc.harness import ERROR_FILE, PLAYED_FILE, TRACE_FILE, ProtocolRecord
+from pmc.harness import ERROR_FILE, TRACE_FILE, ProtocolRecord
 from pmc.points import Point, PointKind
 from pmc.scoring import Score, read_scores
 
@@ -102,35 +99,3 @@ def _slim_trace(path: Path) -> TraceSummary | None:
         if o.get("text") and o["kind"] in ("text", "error")
     )
     return TraceSummary(ProtocolRecord.of_trace(data), data.get("audit", {}), texts)
-
-
-def _place(src: Path, dst: Path) -> None:
-    """Hardlink ``src`` as ``dst``, or copy it across file systems; replaces what is there."""
-    if dst.exists():
-        if dst.samefile(src):
-            return
-        dst.unlink()
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copyfile(src, dst)
-
-
-def place_audio(folder: Path, r: RolloutView, pdir: Path, placed: set[str]) -> dict[str, str]:
-    """Put a rollout's audio in the report; returns its files by role, relative to the folder."""
-    out: dict[str, str] = {}
-    if r.point is not None and "live" in r.point.cuts:
-        src = pdir / r.point.cuts["live"]
-        rel = f"audio/live/{r.point_id}{src.suffix}"
-        if rel not in placed and src.exists():
-            _place(src, folder / rel)
-            placed.add(rel)
-        if rel in placed:
-            out["live"] = rel
-    played = r.folder / PLAYED_FILE
-    if played.exists():
-        rel = f"audio/played/{r.system}/{r.point_id}-{r.k}.flac"
-        _place(played, folder / rel)
-        out["played"] = rel
-    return out

@@ -9,12 +9,14 @@ from pmc.report._compare import Side, paired_table, pairs_in_run, side
 from pmc.report._data import RunData, load_run
 from pmc.report._figures import write_figures
 from pmc.report._html import write_html
+from pmc.report._lead import write_summary_figure
 from pmc.report._main import main_table
 from pmc.report._outcomes import distribution_table, outcomes_table
 from pmc.report._pauses import boundary_table, duration_table, tercile_table
 from pmc.report._recall import agreement_table, history_table
+from pmc.report._summary import summary_of
 from pmc.report._write import write_tables
-from pmc.table import Table
+from pmc.table import Figure, Table
 
 REPORT_DIR = "report"
 """The report's folder inside the run's folder."""
@@ -56,12 +58,18 @@ def build_report(
     resamples: int = RESAMPLES,
     folder: Path | None = None,
 ) -> Path:
-    """Write the report of a scored run; return its ``index.html``."""
+    """Write the report of a scored run; return its ``index.html``.
+
+    It leads with the summary, every system against the person on the paper's questions
+    (figure, then table), then the main tables, the appendix tables and the figures.
+    """
     data = load_run(run_dir)
     other = load_run(compare) if compare is not None else None
     folder = folder or run_dir / REPORT_DIR
     rows = main_table(data, seed, resamples)
     tables = extended_tables(data, other, seed, resamples)
+    summary = summary_of(data, rows)
+    summary_figure = None if summary is None else write_summary_figure(folder, data, summary)
     figures = write_figures(folder, data)
     settings = {
         "seed": seed,
@@ -70,5 +78,9 @@ def build_report(
         "compare_run_id": None if other is None else other.run_id,
         "unscored_systems": list(data.unscored),
     }
-    written = write_tables(folder, rows, tables, figures, settings)
-    return write_html(folder, run_dir, written, figures, f"pmc report: run {data.run_id}")
+    written = write_tables(folder, rows, tables, figures, settings, summary, summary_figure)
+    lead: list[Table | Figure] = []
+    if summary is not None and summary_figure is not None:
+        lead = [summary_figure, summary.table()]
+    title = f"pmc report: run {data.run_id}"
+    return write_html(folder, run_dir, written, figures, title, lead)

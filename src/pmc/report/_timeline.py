@@ -1,10 +1,14 @@
 """A rollout's timeline as inline SVG, on the stream clock (t = 0 at the first live sample).
 
-It shows where the history ended (0: the live stream starts where the history stops), the live
-input, the labelled pause (a shaded span) or turn / question end (a line), where the stream
-stopped, the system's speech (gate intervals, word-bearing or wordless, with their words) and,
-at turn ends, where the person's own reply ran. Every word is escaped: it is a recogniser's
-output and may hold markup.
+It shows where the history ended (0: the live stream starts where the history stops), the
+person's speech (the speech gate's intervals on the history's last seconds and the live input,
+over a thin line for the live input's extent), the labelled pause (a shaded span) or turn /
+question end (a line), where the stream stopped, what was said from the system's seat in the
+history's last seconds, the system's speech (gate intervals, word-bearing or wordless, with
+their words) and, at turn ends, where the human reply the
+system is scored against ran. The person's intervals are ``rect.person-speech`` elements whose
+``data-start`` and ``data-end`` give their bounds in seconds, so a labelled pause shows as
+silence that can be checked. Every word is escaped: it is a recogniser's output and may hold markup.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ _WORDS_Y, _WORD_ROW_H = 108, 14
 _AXIS_Y = _WORDS_Y + WORD_ROWS * _WORD_ROW_H + 4
 HEIGHT = _AXIS_Y + 22
 
+Spans = tuple[tuple[float, float], ...]
+"""Speech intervals, start and end in seconds on the stream clock."""
 _Scale = Callable[[float], float]
 """Seconds on the stream clock to a horizontal pixel position."""
 
@@ -49,7 +55,10 @@ class Timeline:
         stop_label: Why it stopped.
         end_of_input_s: When the harness ended input for the system, if it did.
         speech: The system's gate intervals and their words (empty when unscored).
-        human_reply: Where the person's own reply ran (turn ends), for comparison.
+        human_reply: Where the human reply ran (turn ends), for comparison.
+        person_speech: The person's speech intervals (the gate on what the system heard).
+        seat_speech: Speech from the system's seat in the history's tail (before 0).
+        start_s: The left edge, where the page's audio starts (None: just before 0).
     """
 
     live_s: float
@@ -62,6 +71,9 @@ class Timeline:
     end_of_input_s: float | None = None
     speech: tuple[Evidence, ...] = ()
     human_reply: tuple[float, float] | None = None
+    person_speech: Spans = ()
+    seat_speech: Spans = ()
+    start_s: float | None = None
 
     @property
     def end_s(self) -> float:
@@ -77,7 +89,7 @@ class Timeline:
 def svg(timeline: Timeline) -> str:
     """The timeline as an ``<svg>`` element for an HTML page (styled by the page's CSS)."""
     end = timeline.end_s
-    start = -max(0.25, 0.03 * end)
+    start = -max(0.25, 0.03 * end) if timeline.start_s is None else timeline.start_s
 
     def x(t: float) -> float:
         return round(LEFT + (t - start) / (end - start) * (WIDTH - LEFT - RIGHT), 1)
@@ -89,16 +101,14 @@ def svg(timeline: Timeline) -> str:
     parts += _lane_names()
     parts += _boundary(timeline, x)
     parts += _axis(start, end, x)
-    parts.append(
-        f'<rect class="live" x="{x(0)}" y="{_LIVE_Y}" width="{x(timeline.live_s) - x(0)}" '
-        f'height="{_LIVE_H}"><title>live input 0.00–{timeline.live_s:.2f} s</title></rect>'
-    )
+    parts += _person(timeline, x)
+    parts += _seat(timeline.seat_speech, x)
     parts += _speech(timeline.speech, x)
     if timeline.human_reply is not None:
         a, b = timeline.human_reply
         parts.append(
             f'<rect class="human" x="{x(a)}" y="{_HUMAN_Y}" width="{max(x(b) - x(a), 1)}" '
-            f'height="{_HUMAN_H}"><title>the person\'s reply {a:.2f}–{b:.2f} s</title></rect>'
+            f'height="{_HUMAN_H}"><title>the human reply {a:.2f}–{b:.2f} s</title></rect>'
         )
     parts += _marker(x(0), "history end", "hist", "start")
     if timeline.end_of_input_s is not None:
@@ -113,12 +123,40 @@ def svg(timeline: Timeline) -> str:
 
 def _lane_names() -> list[str]:
     names = (
-        ("person (live)", _LIVE_Y + _LIVE_H / 2),
+        ("person speech", _LIVE_Y + _LIVE_H / 2),
         ("system speech", _SPEECH_Y + _SPEECH_H / 2),
-        ("person's reply", _HUMAN_Y + _HUMAN_H / 2),
+        ("human reply", _HUMAN_Y + _HUMAN_H / 2),
         ("system words", _WORDS_Y + _WORD_ROW_H),
     )
     return [f'<text class="lane" x="4" y="{y + 4}">{name}</text>' for name, y in names]
+
+
+def _person(timeline: Timeline, x: _Scale) -> list[str]:
+    """The live input's extent as a thin line, and the person's speech intervals over it."""
+    mid = _LIVE_Y + _LIVE_H / 2
+    parts = [
+        f'<rect class="live" x="{x(0)}" y="{mid - 1}" width="{x(timeline.live_s) - x(0)}" '
+        f'height="2"><title>live input 0.00–{timeline.live_s:.2f} s</title></rect>'
+    ]
+    for a, b in timeline.person_speech:
+        css = "person-speech history" if b <= 0 else "person-speech"
+        what = "the person speaks (history)" if b <= 0 else "the person speaks"
+        parts.append(
+            f'<rect class="{css}" data-start="{a:.4f}" data-end="{b:.4f}" x="{x(a)}" '
+            f'y="{_LIVE_Y}" width="{max(x(b) - x(a), 1)}" height="{_LIVE_H}">'
+            f"<title>{what} {a:.2f}–{b:.2f} s</title></rect>"
+        )
+    return parts
+
+
+def _seat(spans: Spans, x: _Scale) -> list[str]:
+    """What was said from the system's seat before the stream: the history's other side."""
+    return [
+        f'<rect class="seat-speech" data-start="{a:.4f}" data-end="{b:.4f}" x="{x(a)}" '
+        f'y="{_SPEECH_Y}" width="{max(x(b) - x(a), 1)}" height="{_SPEECH_H}">'
+        f"<title>the system's seat in the history {a:.2f}–{b:.2f} s</title></rect>"
+        for a, b in spans
+    ]
 
 
 def _boundary(timeline: Timeline, x: _Scale) -> list[str]:

@@ -10,9 +10,11 @@ from pmc import io
 from pmc.points import PointKind
 from pmc.report._aggregate import Value
 from pmc.report._main import MainRow
+from pmc.report._summary import SUMMARY_KEY, Summary
 from pmc.table import Cell, Figure, Table
 
-RESULTS_SCHEMA_VERSION = 2
+RESULTS_SCHEMA_VERSION = 3
+"""3: the summary that leads the report (``summary``)."""
 MAIN_MD = "main_table.md"
 MAIN_CSV = "main_table.csv"
 REPORT_MD = "report.md"
@@ -147,19 +149,32 @@ def write_tables(
     tables: Sequence[Table],
     figures: Sequence[Figure],
     settings: dict[str, Any],
+    summary: Summary | None = None,
+    summary_figure: Figure | None = None,
 ) -> list[Table]:
     """Write the main table, every table as CSV and in one Markdown file, and ``results.json``.
 
-    Every file is written atomically. Returns every table as written: the main table's first.
+    ``report.md`` leads with the summary (its figure, then its table) where there is one.
+    Every file is written atomically. Returns every table as written: the main table's first
+    (the summary's table is not among them).
     """
     io.write_text(folder / MAIN_MD, markdown(rows))
     io.write_text(folder / MAIN_CSV, table_csv(rows))
     all_tables = [*main_tables(rows), *tables]
-    for table in all_tables:
+    lead = [] if summary is None else [summary.table()]
+    for table in [*lead, *all_tables]:
         io.write_text(folder / TABLES_DIR / f"{table.key}.csv", table.csv())
-    text = "\n".join(t.markdown() for t in all_tables)
+    parts = [] if summary_figure is None else [summary_figure.markdown()]
+    parts += [t.markdown() for t in [*lead, *all_tables]]
+    text = "\n".join(parts)
     text += "".join("\n" + f.markdown() for f in figures)
     io.write_text(folder / REPORT_MD, text)
+    lead_json: dict[str, Any] = {}
+    if summary is not None:
+        lead_json[SUMMARY_KEY] = {
+            **summary.to_dict(),
+            "figure": None if summary_figure is None else summary_figure.to_dict(),
+        }
     io.write_json(
         folder / RESULTS_JSON,
         {
@@ -170,6 +185,7 @@ def write_tables(
                 "unit": "conversation",
             },
             **{k: v for k, v in settings.items() if k not in ("seed", "resamples")},
+            **lead_json,
             "main_table": [r.to_dict() for r in rows],
             "tables": [t.to_dict() for t in tables],
             "figures": [f.to_dict() for f in figures],
