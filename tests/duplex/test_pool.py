@@ -13,6 +13,7 @@ end with it). Last, Ctrl-C stops the pool.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import os
@@ -423,10 +424,25 @@ def test_a_replica_whose_actor_dies_is_replaced_and_its_server_ends_with_it(pool
     assert f"{victim.endpoint} left the pool: its actor was lost" in pool.output.read_text()
 
 
+def _hung(pool: Pool) -> str:
+    """Where the command's threads are (it dumps them on SIGUSR1), then the command killed."""
+    before = len(pool.output.read_text())
+    pool.process.send_signal(signal.SIGUSR1)
+    with contextlib.suppress(pytest.fail.Exception):
+        until("the thread dump", lambda: "File " in pool.output.read_text()[before:] or None, 10)
+    pool.process.kill()
+    pool.process.wait()
+    return pool.output.read_text()
+
+
 def test_ctrl_c_stops_every_replica_and_the_registry(pool: Pool, ray_local: Any) -> None:
     state = pool.state()
     pool.process.send_signal(signal.SIGINT)
-    assert pool.process.wait(WAIT_S) == 0, pool.output.read_text()
+    try:
+        code = pool.process.wait(WAIT_S)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"Ctrl-C did not stop the pool in {WAIT_S:g} s:\n{_hung(pool)}")
+    assert code == 0, pool.output.read_text()
     assert f"pool {POOL}: stopped" in pool.output.read_text()
     for replica in state.replicas:
         until(f"server {replica.pid} gone", _ended(replica.pid))

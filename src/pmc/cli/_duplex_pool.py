@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import faulthandler
 import os
+import signal
 import socket
 import subprocess
 import tempfile
@@ -355,7 +357,11 @@ class Supervisor:
 
 
 def serve_pool(address: str, spec: PoolSpec) -> None:
-    """Serve ``spec`` on the Ray cluster at ``address`` until Ctrl-C."""
+    """Serve ``spec`` on the Ray cluster at ``address`` until Ctrl-C.
+
+    SIGUSR1 prints where every thread is to standard error, for a stop that does not end.
+    """
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     ray = cluster.connect(address)
     try:
         asyncio.run(Supervisor(ray, spec, click.echo).run())
