@@ -224,8 +224,11 @@ def pool(
     args += ["--replicas", str(REPLICAS), "--gpus-per-replica", "0", "--pool", POOL]
     args += ["--device", "cpu", *model_args(tiny_models, stock=False)]
     output = tmp_path_factory.mktemp("pool") / "supervisor.txt"
+    # Started with SIGINT ignored, as a shell starts a background job (`make test &`): the
+    # command must still stop on Ctrl-C, whatever it inherited.
+    ignoring = ["sh", "-c", 'trap "" INT; exec "$@"', "sh", *args]
     with output.open("wb") as sink:
-        process = subprocess.Popen(args, stdout=sink, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(ignoring, stdout=sink, stderr=subprocess.STDOUT)
 
     def serving() -> Any | None:
         if process.poll() is not None:
@@ -425,11 +428,16 @@ def test_a_replica_whose_actor_dies_is_replaced_and_its_server_ends_with_it(pool
 
 
 def _hung(pool: Pool) -> str:
-    """Where the command's threads are (it dumps them on SIGUSR1), then the command killed."""
-    before = len(pool.output.read_text())
-    pool.process.send_signal(signal.SIGUSR1)
-    with contextlib.suppress(pytest.fail.Exception):
-        until("the thread dump", lambda: "File " in pool.output.read_text()[before:] or None, 10)
+    """Where the command's threads and tasks are (SIGUSR1, SIGUSR2), then the command killed."""
+    for dump in (signal.SIGUSR1, signal.SIGUSR2):
+        before = len(pool.output.read_text())
+        pool.process.send_signal(dump)
+
+        def dumped(before: int = before) -> bool | None:
+            return "File " in pool.output.read_text()[before:] or None
+
+        with contextlib.suppress(pytest.fail.Exception):
+            until(dump.name, dumped, 10)
     pool.process.kill()
     pool.process.wait()
     return pool.output.read_text()

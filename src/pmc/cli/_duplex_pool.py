@@ -18,6 +18,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -209,6 +210,7 @@ class Supervisor:
                 first replica did not start).
         """
         self._check_fits()
+        asyncio.get_running_loop().add_signal_handler(signal.SIGUSR2, _print_tasks)
         self._registry = await self._open_registry()
         try:
             await self._all(self._fill(slot) for slot in self._slots)
@@ -356,11 +358,23 @@ class Supervisor:
                 self._ray.kill(self._registry)
 
 
+def _print_tasks() -> None:
+    """Print where every asyncio task of the supervisor waits (on SIGUSR2), for a stuck stop."""
+    for task in asyncio.all_tasks():
+        task.print_stack(file=sys.stderr)
+    sys.stderr.flush()
+
+
 def serve_pool(address: str, spec: PoolSpec) -> None:
     """Serve ``spec`` on the Ray cluster at ``address`` until Ctrl-C.
 
-    SIGUSR1 prints where every thread is to standard error, for a stop that does not end.
+    SIGUSR1 prints where every thread is to standard error, and SIGUSR2 where every asyncio
+    task waits, for a stop that does not end.
     """
+    # A process started in the background by a non-interactive shell (as `make test &` runs
+    # the suite) inherits SIGINT ignored, and Python then leaves it ignored: the promised
+    # Ctrl-C, or `kill -INT`, would do nothing. Take it back, so that asyncio's runner handles it.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     ray = cluster.connect(address)
     try:
