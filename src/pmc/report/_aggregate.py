@@ -198,3 +198,13 @@ def bootstrap(
             low, high = (float(v) for v in np.percentile(draws[name], [2.5, 97.5]))
         out[name] = Value(estimate, n, q1, q3, low, high)
     return out
+
+
+def cell(value: Value | None) -> str:
+    """``estimate [ci_low, ci_high]``, or ``-`` where nothing qualifies (or nothing was run)."""
+    if value is None or value.estimate is None:
+        return "-"
+    text = f"{value.estimate:.2f}"
+    if value.ci_low is not None and value.ci_high is not None:
+        text += f" [{value.ci_low:.2f}, {value.ci_high:.2f}]"
+    return text

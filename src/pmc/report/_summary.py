@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from pmc.points import PointKind
-from pmc.report._aggregate import Value
+from pmc.report._aggregate import Value, cell
 from pmc.report._data import RunData
 from pmc.report._main import MainRow
 from pmc.report._recall import STRICT, judges
@@ -136,7 +136,7 @@ class Summary:
         )
         body = [person]
         for r in self.rows:
-            body.append((r.label, *(_cell(r.values.get(q.key)) for q in self.questions)))
+            body.append((r.label, *(cell(r.values.get(q.key)) for q in self.questions)))
         return Table(
             SUMMARY_KEY,
             "Summary: each system against the person",
@@ -167,16 +167,6 @@ class Summary:
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
-
-
-def _cell(value: Value | None) -> str:
-    """``estimate [ci_low, ci_high]``, or ``-``."""
-    if value is None or value.estimate is None:
-        return "-"
-    text = f"{value.estimate:.2f}"
-    if value.ci_low is not None and value.ci_high is not None:
-        text += f" [{value.ci_low:.2f}, {value.ci_high:.2f}]"
-    return text
 
 
 def held(takeover: Value) -> Value:

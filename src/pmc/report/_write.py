@@ -8,7 +8,7 @@ from typing import Any
 
 from pmc import io
 from pmc.points import PointKind
-from pmc.report._aggregate import Value
+from pmc.report._aggregate import Value, cell
 from pmc.report._main import MainRow
 from pmc.report._summary import SUMMARY_KEY, Summary
 from pmc.table import Cell, Figure, Table
@@ -20,16 +20,6 @@ MAIN_CSV = "main_table.csv"
 REPORT_MD = "report.md"
 RESULTS_JSON = "results.json"
 TABLES_DIR = "tables"
-
-
-def cell(value: Value) -> str:
-    """``estimate [ci_low, ci_high]``, or ``-`` where nothing qualifies."""
-    if value.estimate is None:
-        return "-"
-    text = f"{value.estimate:.2f}"
-    if value.ci_low is not None and value.ci_high is not None:
-        text += f" [{value.ci_low:.2f}, {value.ci_high:.2f}]"
-    return text
 
 
 def spread(value: Value) -> str:
