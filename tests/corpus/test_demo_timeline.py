@@ -11,7 +11,7 @@ from pmc.corpus._demo_timeline import (
     TAKE_MIN_DELAY_S,
     TAKE_OVERLAP_S,
     DemoTimeline,
-    Event,
+    GroundTruthEvent,
     GroundTruthKind,
     PauseOrigin,
     build_timeline,
@@ -42,7 +42,7 @@ def _script(tmp_path: Path, body: str, fact: str = "one two") -> Path:
     return path
 
 
-def _events(timeline: DemoTimeline, kind: GroundTruthKind) -> list[Event]:
+def _events(timeline: DemoTimeline, kind: GroundTruthKind) -> list[GroundTruthEvent]:
     return [e for e in timeline.events if e.kind is kind]
 
 

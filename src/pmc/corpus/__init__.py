@@ -1,6 +1,15 @@
 """Corpus stage: read a source (Seamless Interaction, a folder, the demo) into conversations."""
 
-from pmc.corpus._demo import DemoConversation, build_demo, recall_facts, script_paths
+from pmc.corpus._demo import (
+    GROUND_TRUTH_DIR,
+    DemoConversation,
+    GroundTruth,
+    build_demo,
+    read_ground_truth,
+    recall_facts,
+    script_paths,
+)
+from pmc.corpus._demo_timeline import GroundTruthEvent, GroundTruthKind
 from pmc.corpus._fetch import HUB_REPO_ID, SEAMLESS_SPLITS, FetchSummary, fetch_seamless
 from pmc.corpus._folder import FolderSource
 from pmc.corpus._hub import ByteAdvance, ByteStart, DownloadOutcome
@@ -24,6 +33,7 @@ from pmc.corpus._types import (
 __all__ = [
     "ANY_SEAMLESS_LABEL",
     "CONVERSATION_SCHEMA_VERSION",
+    "GROUND_TRUTH_DIR",
     "HUB_REPO_ID",
     "MIN_DURATION_S",
     "SEAMLESS_LABELS",
@@ -41,6 +51,9 @@ __all__ = [
     "FilterReason",
     "Filtered",
     "FolderSource",
+    "GroundTruth",
+    "GroundTruthEvent",
+    "GroundTruthKind",
     "ImportSummary",
     "Scan",
     "SeamlessSource",
@@ -58,6 +71,7 @@ __all__ = [
     "import_corpus",
     "read_conversation",
     "read_corpus",
+    "read_ground_truth",
     "recall_facts",
     "script_paths",
 ]

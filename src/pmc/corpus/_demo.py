@@ -24,13 +24,15 @@ from pmc.corpus._demo_script import Script, parse_script
 from pmc.corpus._demo_timeline import (
     GROUND_TRUTH_SCHEMA_VERSION,
     DemoTimeline,
-    Event,
+    GroundTruthEvent,
+    GroundTruthKind,
     PlacedWord,
     build_timeline,
 )
 from pmc.corpus._records import activity_from_words
 from pmc.corpus._seamless import TRANSCRIPT_KEY, VAD_KEY
 from pmc.corpus._types import Channel, Word
+from pmc.errors import InputError
 from pmc.tts import PITCH_B, Utterance, synthesize
 
 DEMO_FORMAT_VERSION = 1
@@ -193,7 +195,9 @@ def _seamless_json(file_id: str, words: list[PlacedWord]) -> dict[str, Any]:
     return {"id": file_id, TRANSCRIPT_KEY: records, VAD_KEY: vad}
 
 
-def _ground_truth(conv: DemoConversation, script: Script, events: list[Event]) -> dict[str, Any]:
+def _ground_truth(
+    conv: DemoConversation, script: Script, events: list[GroundTruthEvent]
+) -> dict[str, Any]:
     return {
         "schema_version": GROUND_TRUTH_SCHEMA_VERSION,
         "conversation_id": conv.interaction,
@@ -207,6 +211,35 @@ def _ground_truth(conv: DemoConversation, script: Script, events: list[Event]) -
         },
         "events": [e.to_dict() for e in events],
     }
+
+
+@dataclass(frozen=True)
+class GroundTruth:
+    """A demo conversation's scripted events: what a perfect annotator would have marked."""
+
+    conversation_id: str
+    events: tuple[GroundTruthEvent, ...]
+
+    def of(self, kind: GroundTruthKind) -> list[GroundTruthEvent]:
+        """The events of one kind, in time order."""
+        return sorted(
+            (e for e in self.events if e.kind is kind), key=lambda e: (e.start_conv_s, e.end_conv_s)
+        )
+
+
+def read_ground_truth(path: Path) -> GroundTruth:
+    """One ``ground_truth/<conversation>.json`` file written by :func:`build_demo`.
+
+    Raises:
+        InputError: If the file is not a ground-truth file this pmc can read.
+    """
+    try:
+        data = io.read_json(path)
+        io.schema_version(data, GROUND_TRUTH_SCHEMA_VERSION, "ground truth")
+        events = tuple(GroundTruthEvent.from_dict(e) for e in data["events"])
+        return GroundTruth(str(data["conversation_id"]), events)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise InputError(path, f"not a demo ground-truth file ({exc})") from None
 
 
 def recall_facts(out: Path) -> dict[str, dict[str, Any]]:

@@ -58,7 +58,7 @@ class PauseOrigin(StrEnum):
 
 
 @dataclass(frozen=True)
-class Event:
+class GroundTruthEvent:
     """One scripted event on the conversation clock.
 
     For a turn end, ``start_conv_s`` and ``end_conv_s`` are both the last word's end, and
@@ -95,7 +95,7 @@ class Event:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Event:
+    def from_dict(cls, data: dict[str, Any]) -> GroundTruthEvent:
         """Inverse of :meth:`to_dict`."""
         return cls(
             kind=GroundTruthKind(data["kind"]),
@@ -132,7 +132,7 @@ class DemoTimeline:
     words: dict[Channel, list[PlacedWord]] = field(
         default_factory=lambda: {Channel.A: [], Channel.B: []}
     )
-    events: list[Event] = field(default_factory=list)
+    events: list[GroundTruthEvent] = field(default_factory=list)
     _groups: int = 0
 
     def place(
@@ -164,13 +164,13 @@ def build_timeline(script: Script, synthesize: Synthesize, path: str) -> DemoTim
     timeline = DemoTimeline()
     previous_end: float | None = None
     previous_last_phrase: float | None = None
-    turn_ends: list[Event] = []
+    turn_ends: list[GroundTruthEvent] = []
     for turn in script.turns:
         speaker, listener = turn.speaker, _other(turn.speaker)
         cursor = LEAD_IN_S if previous_end is None else previous_end + turn.gap_s
         if previous_end is not None and turn_ends:
             last = turn_ends[-1]
-            turn_ends[-1] = Event(
+            turn_ends[-1] = GroundTruthEvent(
                 GroundTruthKind.TURN_END,
                 last.speaker,
                 last.start_conv_s,
@@ -180,7 +180,7 @@ def build_timeline(script: Script, synthesize: Synthesize, path: str) -> DemoTim
             )
             if turn.gap_s < 0:
                 timeline.events.append(
-                    Event(
+                    GroundTruthEvent(
                         GroundTruthKind.OVERLAP,
                         None,
                         round(cursor, 6),
@@ -207,7 +207,7 @@ def build_timeline(script: Script, synthesize: Synthesize, path: str) -> DemoTim
                     start = placed[after].end_conv_s + BACKCHANNEL_DELAY_S
                     bc = timeline.place(listener, synthesize(said, listener), start, said)
                     timeline.events.append(
-                        Event(
+                        GroundTruthEvent(
                             GroundTruthKind.BACKCHANNEL,
                             listener,
                             bc[0].start_conv_s,
@@ -227,7 +227,7 @@ def build_timeline(script: Script, synthesize: Synthesize, path: str) -> DemoTim
                     take = timeline.place(listener, clip, start, piece.take)
                     resume = take[-1].end_conv_s - TAKE_OVERLAP_S
                     timeline.events.append(
-                        Event(
+                        GroundTruthEvent(
                             GroundTruthKind.FAILED_TAKE,
                             listener,
                             take[0].start_conv_s,
@@ -237,7 +237,7 @@ def build_timeline(script: Script, synthesize: Synthesize, path: str) -> DemoTim
                         )
                     )
                 timeline.events.append(
-                    Event(
+                    GroundTruthEvent(
                         GroundTruthKind.PAUSE,
                         speaker,
                         cursor,
@@ -252,9 +252,13 @@ def build_timeline(script: Script, synthesize: Synthesize, path: str) -> DemoTim
             raise InputError(path, "a turn must start with words", f"line {turn.line}")
         text = " ".join(w for p in turn.pieces if isinstance(p, Phrase) for w in p.words)
         timeline.events.append(
-            Event(GroundTruthKind.TURN, speaker, turn_start, cursor, text, line=turn.line)
+            GroundTruthEvent(
+                GroundTruthKind.TURN, speaker, turn_start, cursor, text, line=turn.line
+            )
         )
-        turn_ends.append(Event(GroundTruthKind.TURN_END, speaker, cursor, cursor, line=turn.line))
+        turn_ends.append(
+            GroundTruthEvent(GroundTruthKind.TURN_END, speaker, cursor, cursor, line=turn.line)
+        )
         previous_end = cursor
     timeline.events.extend(turn_ends)
     timeline.events.append(_fact_event(script, timeline, path))
@@ -269,7 +273,7 @@ def _incidental_pauses(
     for before, after in itertools.pairwise(placed):
         if after.start_conv_s - before.end_conv_s > INCIDENTAL_PAUSE_S:
             timeline.events.append(
-                Event(
+                GroundTruthEvent(
                     GroundTruthKind.PAUSE,
                     speaker,
                     before.end_conv_s,
@@ -281,7 +285,7 @@ def _incidental_pauses(
             )
 
 
-def _fact_event(script: Script, timeline: DemoTimeline, path: str) -> Event:
+def _fact_event(script: Script, timeline: DemoTimeline, path: str) -> GroundTruthEvent:
     """Find the fact's words among the fact speaker's words."""
     target = [_strip(w) for w in script.fact.split()]
     words = timeline.words[script.fact_speaker]
@@ -293,7 +297,7 @@ def _fact_event(script: Script, timeline: DemoTimeline, path: str) -> Event:
                 raise InputError(
                     path, f"the fact ends at {last.end_conv_s:.1f} s, after {FACT_WITHIN_S:.0f} s"
                 )
-            return Event(
+            return GroundTruthEvent(
                 GroundTruthKind.FACT,
                 script.fact_speaker,
                 first.start_conv_s,
