@@ -12,7 +12,7 @@ from enum import StrEnum
 from typing import Any
 
 from pmc.corpus import Channel, Word
-from pmc.io import schema_version
+from pmc.io import dumps, schema_version
 
 LABELS_SCHEMA_VERSION = 1
 
@@ -45,6 +45,7 @@ class Rule(StrEnum):
     BACKCHANNEL_SHORT_SEGMENT = "segment: at most 1 s and two words during the other's turn"
     FAILED_TAKE_YIELDED = "segment: started in the other's pause and yielded"
     OVERLAP_BOTH_VOICED = "both speakers' voice activity at once"
+    REVIEWER = "placed or corrected by a reviewer (pmc review)"
 
 
 class Flag(StrEnum):
@@ -100,6 +101,10 @@ class Label:
     def duration_s(self) -> float:
         """Length in seconds."""
         return self.end_conv_s - self.start_conv_s
+
+    def content_sha256(self) -> str:
+        """A hash of everything the label says: a review decision records the one it judged."""
+        return hashlib.sha256(dumps(self.to_dict()).encode()).hexdigest()
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form."""
