@@ -33,8 +33,9 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"systems"}),  # cards and adapters, beside the stages, used by the harness
     frozenset({"corpus"}),
     frozenset({"labels"}),
+    frozenset({"review"}),  # human review of the labels; the points stage reads its decisions
     frozenset({"points"}),
-    frozenset({"harness"}),
+    frozenset({"harness", "review_app"}),
     frozenset({"scoring", "calibration"}),
     frozenset({"report"}),
     frozenset({"testing"}),
