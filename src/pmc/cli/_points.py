@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from pmc.cli._ui import command_line, next_step, out, progress_bar, workdir_option
+from pmc.cli._ui import command_line, next_step, out, progress_bar, warn, workdir_option
 from pmc.llm import create_client
 from pmc.points import DEFAULT_DRAW, Funnel, PointKind, points_dir, run_points
 from pmc.tts import DEFAULT_TTS
@@ -32,12 +32,24 @@ from pmc.tts import DEFAULT_TTS
     help="An LLM judge of the survivors (openai:gpt-4o, anthropic:...; key from OPENAI_API_KEY "
     "or ANTHROPIC_API_KEY). Without one the heuristic ranking stands.",
 )
-def points_command(workdir: Path, draw: int, seed: int, tts: str, judge: str | None) -> None:
+@click.option(
+    "--require-review",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    metavar="N",
+    help="Keep a pause or turn-end window only when at least N reviewers accepted it "
+    "(`pmc review`). A window any reviewer rejected is left out whatever N is.",
+)
+def points_command(
+    workdir: Path, draw: int, seed: int, tts: str, judge: str | None, require_review: int
+) -> None:
     """Build the point set: gated, ranked, capped and drawn boundaries, and recall questions.
 
     Reads WORKDIR/corpus and WORKDIR/labels (only conversations selected by `pmc select`, when
     it ran); writes WORKDIR/points/manifest.jsonl, funnel.json and audio/<point_id>/ (history of
-    both speakers, the live stream, the human reply, the history as text).
+    both speakers, the live stream, the human reply, the history as text). Every window the
+    judge left, drawn or not, is listed in WORKDIR/points/windows.jsonl for `pmc review`.
     """
     with progress_bar("building points") as start:
         points, funnel = run_points(
@@ -46,13 +58,18 @@ def points_command(workdir: Path, draw: int, seed: int, tts: str, judge: str | N
             seed=seed,
             tts=tts,
             judge=create_client(judge) if judge else None,
+            require_review=require_review,
             progress=start,
         )
+    for problem in funnel.review_problems:
+        warn(f"{problem}; skipped")
     print_funnel(funnel)
     out.print(f"{len(points)} points in {points_dir(workdir)}", soft_wrap=True)
     next_step(
         command_line("pmc", "run", "--workdir", workdir, "--system", "endpointer-300"),
-        why="put a system at every point; 'pmc systems list' names them all",
+        command_line("pmc", "review", "--workdir", workdir),
+        why="put a system at every point ('pmc systems list' names them all), or first "
+        "listen to the windows and reject the bad ones",
     )
 
 
@@ -72,11 +89,13 @@ def print_funnel(funnel: Funnel) -> None:
         ("after audio gates", funnel.audio_gates),
         ("after the cap of 3 per kind per conversation", funnel.capped),
         ("after the judge", funnel.judged),
+        ("rejected by a reviewer", funnel.rejected),
+        (_reviewed_row(funnel.require_review), funnel.reviewed),
         (f"drawn (seed {funnel.seed})", funnel.drawn),
     )
     recall = (PointKind.CONVERSATION_RECALL, PointKind.FACT_RECALL)
     # Recall points are not boundaries: the first three stages do not apply to them.
-    boundary_only = (funnel.candidates, funnel.label_gates, funnel.audio_gates)
+    boundary_only = (funnel.candidates, funnel.label_gates, funnel.audio_gates, funnel.rejected)
     for name, counts in rows:
         cells = [
             "–"
@@ -86,3 +105,9 @@ def print_funnel(funnel: Funnel) -> None:
         ]
         table.add_row(name, *cells)
     out.print(table)
+
+
+def _reviewed_row(required: int) -> str:
+    if required == 0:
+        return "after review (rejected windows left out)"
+    return f"after review (accepted by at least {required})"

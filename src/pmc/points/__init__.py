@@ -4,9 +4,11 @@ from pmc.points._recall import RECALL_FACTS_FILE
 from pmc.points._stage import (
     DEFAULT_DRAW,
     MANIFEST_FILE,
+    WINDOWS_FILE,
     Funnel,
     points_dir,
     read_points,
+    read_windows,
     run_points,
 )
 from pmc.points._types import POINT_SCHEMA_VERSION, JudgeVerdict, Point, PointKind, point_id
@@ -16,6 +18,7 @@ __all__ = [
     "MANIFEST_FILE",
     "POINT_SCHEMA_VERSION",
     "RECALL_FACTS_FILE",
+    "WINDOWS_FILE",
     "Funnel",
     "JudgeVerdict",
     "Point",
@@ -23,5 +26,6 @@ __all__ = [
     "point_id",
     "points_dir",
     "read_points",
+    "read_windows",
     "run_points",
 ]

@@ -40,6 +40,7 @@ class Candidate:
             turn end.
         reply: The other speaker's reply turn (turn end only).
         words_before: The active speaker's words in the turn before the boundary.
+        label: The label a reviewer judges at this boundary: the pause, or the turn that ends.
     """
 
     kind: PointKind
@@ -51,6 +52,7 @@ class Candidate:
     stream_end_conv_s: float
     reply: Label | None
     words_before: tuple[str, ...]
+    label: Label
 
 
 def other(channel: Channel) -> Channel:
@@ -110,6 +112,7 @@ def pause_candidates(conversation: Conversation, labels: Labels) -> tuple[int, l
                 min(resumed_until, pause.end_conv_s + RESUMPTION_MAX_S),
                 None,
                 before,
+                pause,
             )
         )
     return len(pauses), found
@@ -149,6 +152,7 @@ def turn_end_candidates(conversation: Conversation, labels: Labels) -> tuple[int
                 turn.end_conv_s,
                 reply,
                 tuple(turn.text.split()),
+                turn,
             )
         )
     return len(turns), found

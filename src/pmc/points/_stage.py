@@ -53,13 +53,16 @@ from pmc.points._recall import (
 )
 from pmc.points._types import JudgeVerdict, Point, PointKind, point_id
 from pmc.progress import Start
+from pmc.review import Window, WindowKind, read_log, window_reviews
 from pmc.tts import TextToSpeech, VoiceHint, create_tts
 
 POINTS_DIR = "points"
 MANIFEST_FILE = "manifest.jsonl"
 FUNNEL_FILE = "funnel.json"
+WINDOWS_FILE = "windows.jsonl"
+"""Every pause and turn-end window the judge left, drawn or not, for ``pmc review``."""
 JUDGE_CACHE_FILE = "judge_cache.jsonl"
-FUNNEL_SCHEMA_VERSION = 1
+FUNNEL_SCHEMA_VERSION = 2
 DEFAULT_DRAW = 300
 """The run reported in the paper draws 300 points of each kind (section 3.3)."""
 
@@ -90,20 +93,37 @@ class Funnel:
     audio_gates: Counter[str] = field(default_factory=Counter)
     capped: Counter[str] = field(default_factory=Counter)
     judged: Counter[str] = field(default_factory=Counter)
+    reviewed: Counter[str] = field(default_factory=Counter)
     drawn: Counter[str] = field(default_factory=Counter)
     judge: str = "none: heuristic ranking"
     draw: int = DEFAULT_DRAW
     seed: int = 0
+    require_review: int = 0
+    """Windows kept only when this many reviewers accept them (0: unreviewed windows stay)."""
+    rejected: Counter[str] = field(default_factory=Counter)
+    """Windows a reviewer rejected, by point kind."""
+    review_problems: list[str] = field(default_factory=list)
+    """Review log lines that could not be read (each names its file and line)."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form, with the schema version."""
-        stages = ("candidates", "label_gates", "audio_gates", "capped", "judged", "drawn")
+        stages = (
+            "candidates",
+            "label_gates",
+            "audio_gates",
+            "capped",
+            "judged",
+            "rejected",
+            "reviewed",
+            "drawn",
+        )
         return {
             "schema_version": FUNNEL_SCHEMA_VERSION,
             "conversations": self.conversations,
             "judge": self.judge,
             "draw": self.draw,
             "seed": self.seed,
+            "require_review": self.require_review,
             "kinds": {
                 kind.value: {stage: getattr(self, stage)[kind.value] for stage in stages}
                 for kind in PointKind
@@ -221,6 +241,7 @@ def run_points(
     seed: int = 0,
     tts: str = "piper",
     judge: LlmClient | None = None,
+    require_review: int = 0,
     progress: Start | None = None,
 ) -> tuple[list[Point], Funnel]:
     """Build the point set of ``workdir`` (reads corpus and labels, writes ``points/``).
@@ -233,10 +254,12 @@ def run_points(
         tts: The text-to-speech backend for spoken questions.
         judge: An LLM judge of the survivors (None keeps the heuristic ranking, and the funnel
             says so); its verdicts are cached in ``points/judge_cache.jsonl``.
+        require_review: Keep a pause or turn-end window only when at least this many reviewers
+            accept it; a window any reviewer rejects is never kept (``pmc review``).
         progress: Given a number of steps, returns a function to call after each.
     """
     pairs = _conversations(workdir)
-    funnel = Funnel(conversations=len(pairs), draw=draw, seed=seed)
+    funnel = Funnel(conversations=len(pairs), draw=draw, seed=seed, require_review=require_review)
     curation = None
     if judge is not None:
         curation = CurationJudge(judge, JudgeCache(points_dir(workdir) / JUDGE_CACHE_FILE))
@@ -249,6 +272,8 @@ def run_points(
         drafts.extend(_drafts(conversation, read_labels(labels_path), facts, funnel, curation))
         if advance:
             advance()
+    windows = {d.point_id: _window(d) for d in drafts if d.candidate is not None}
+    drafts = _reviewed(workdir, drafts, windows, funnel)
     chosen: set[str] = set()
     for kind in PointKind:
         ids = [d.point_id for d in drafts if d.kind is kind]
@@ -278,8 +303,52 @@ def run_points(
         if advance:
             advance()
     points.sort(key=lambda p: (p.kind.value, p.conversation_id, p.boundary_conv_s, p.point_id))
-    _write(out, points, funnel)
+    listed = [replace(w, drawn=w.window_id in chosen) for w in windows.values()]
+    _write(out, points, funnel, sorted(listed, key=lambda w: w.window_id))
     return points, funnel
+
+
+def _window(draft: _Draft) -> Window:
+    """A drafted pause or turn end as a reviewer sees it."""
+    c = draft.candidate
+    if c is None:
+        raise ValueError(f"{draft.point_id}: a recall question is not a window")
+    end = c.reply.end_conv_s if c.reply is not None else c.stream_end_conv_s
+    return Window(
+        window_id=draft.point_id,
+        kind=WindowKind(draft.kind.value),
+        conversation_id=draft.conversation_id,
+        speaker=c.user,
+        boundary_conv_s=c.boundary_conv_s,
+        boundary_end_conv_s=c.boundary_end_conv_s,
+        context_start_conv_s=c.turn.start_conv_s,
+        context_end_conv_s=max(end, c.boundary_end_conv_s),
+        label_id=c.label.id,
+        label_sha256=c.label.content_sha256(),
+    )
+
+
+def _reviewed(
+    workdir: Path, drafts: list[_Draft], windows: dict[str, Window], funnel: Funnel
+) -> list[_Draft]:
+    """The drafts a review leaves: none rejected, and enough acceptances where asked."""
+    log = read_log(workdir)
+    funnel.review_problems = log.skipped
+    current = {w.window_id: w.label_sha256 for w in windows.values()}
+    reviews = window_reviews(log.entries, current)
+    kept = []
+    for d in drafts:
+        review = reviews.get(d.point_id)
+        if d.point_id in windows:
+            if review is not None and review.rejected:
+                funnel.rejected[d.kind.value] += 1
+                continue
+            accepted = len(review.accepted_by) if review is not None else 0
+            if accepted < funnel.require_review:
+                continue
+        funnel.reviewed[d.kind.value] += 1
+        kept.append(d)
+    return kept
 
 
 def _finish(
@@ -366,8 +435,8 @@ def _spoken(speaker: TextToSpeech, text: str, pitch: float) -> audio.FloatArray:
     return np.frombuffer(_spoken_cached(speaker, text, pitch), dtype=np.float32)
 
 
-def _write(out: Path, points: list[Point], funnel: Funnel) -> None:
-    """Write the manifest and funnel; remove cut folders of points no longer in the set."""
+def _write(out: Path, points: list[Point], funnel: Funnel, windows: list[Window]) -> None:
+    """Write the manifest, windows and funnel; remove cut folders of points no longer in the set."""
     keep = {p.point_id for p in points}
     if (out / "audio").is_dir():
         for folder in (out / "audio").iterdir():
@@ -376,6 +445,9 @@ def _write(out: Path, points: list[Point], funnel: Funnel) -> None:
     with io.atomic_open(out / MANIFEST_FILE) as handle:
         for p in points:
             handle.write(io.json_line(p.to_dict()))
+    with io.atomic_open(out / WINDOWS_FILE) as handle:
+        for w in windows:
+            handle.write(io.json_line(w.to_dict()))
     io.write_json(out / FUNNEL_FILE, funnel.to_dict())
 
 
@@ -386,3 +458,12 @@ def read_points(workdir: Path) -> list[Point]:
         raise PmcError(f"{path}: no points here; run `pmc points` first")
     lines = path.read_text(encoding="utf-8").splitlines()
     return [Point.from_dict(json.loads(line)) for line in lines if line]
+
+
+def read_windows(workdir: Path) -> list[Window]:
+    """Every pause and turn-end window of the last ``pmc points``, drawn or not."""
+    path = points_dir(workdir) / WINDOWS_FILE
+    if not path.exists():
+        raise PmcError(f"{path}: no windows here; run `pmc points` first")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [Window.from_dict(json.loads(line)) for line in lines if line]
