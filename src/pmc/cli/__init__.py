@@ -16,6 +16,7 @@ from pmc.cli._duplex import bench_duplex_command, serve_duplex_command
 from pmc.cli._labels import labels_command, select_command
 from pmc.cli._points import points_command
 from pmc.cli._report import report_command
+from pmc.cli._review import review
 from pmc.cli._run import run_command
 from pmc.cli._score import score_command
 from pmc.cli._systems import systems
@@ -47,6 +48,7 @@ cli.add_command(corpus)
 cli.add_command(labels_command)
 cli.add_command(select_command)
 cli.add_command(points_command)
+cli.add_command(review)
 cli.add_command(run_command)
 cli.add_command(score_command)
 cli.add_command(report_command)
