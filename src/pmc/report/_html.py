@@ -32,6 +32,7 @@ from pmc.points import PointKind, points_dir, read_points
 from pmc.report._listen import live_s as streamed_s
 from pmc.report._listen import person_speech, point_audio, seat_speech, write_stereo
 from pmc.report._pages import INDEX, KIND_NAMES, href, outcome, rollout_body, system_anchor
+from pmc.report._review import REVIEW_TABLE_PREFIX
 from pmc.report._rollouts import RolloutView, read_rollouts, scores
 from pmc.scoring import ScoreSettings, workdir_of
 from pmc.table import Cell, Figure, Table, show
@@ -171,8 +172,12 @@ def _index_body(
         lead = "".join(_figure(s) if isinstance(s, Figure) else _table(s) for s in summary)
         parts.append(f'<section id="lead"><h2>Summary</h2>{lead}</section>')
     parts.append(f"<nav><ul>{''.join(nav)}</ul></nav>")
+    reviewed = [t for t in tables if t.key.startswith(REVIEW_TABLE_PREFIX)]
+    tables = [t for t in tables if not t.key.startswith(REVIEW_TABLE_PREFIX)]
     if tables:
         parts += ["<h2>Tables</h2>", *(_table(t) for t in tables)]
+    if reviewed:
+        parts += ['<h2 id="human-review">Human review</h2>', *(_table(t) for t in reviewed)]
     if figures:
         parts += ["<h2>Figures</h2>", *(_figure(f) for f in figures)]
     parts.append("<h2>Rollouts</h2>")
