@@ -63,6 +63,14 @@ def demo_points_workdir(demo_workdir: Path, tmp_path_factory: pytest.TempPathFac
     return workdir
 
 
+@pytest.fixture(scope="session")
+def review_built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small working directory ready for review, built once per session: copy it to change it."""
+    from pmc.testing.review import review_workdir
+
+    return review_workdir(tmp_path_factory.mktemp("review"))
+
+
 REFERENCE_SYSTEMS = ("never-speak", "always-speak", "person", "shuffled-person")
 """The reference systems (docs/architecture.md "Systems"): what defines them is tested on the demo
 points."""

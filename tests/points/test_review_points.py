@@ -15,18 +15,12 @@ from pmc.cli import cli
 from pmc.labels import labels_dir, read_labels
 from pmc.points import PointKind, points_dir, read_points, read_windows, run_points
 from pmc.review import Decision, Entry, Reason, Target, Window, append, now_utc
-from pmc.testing.review import review_workdir
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return review_workdir(tmp_path_factory.mktemp("review-points"))
 
 
 @pytest.fixture
-def workdir(built: Path, tmp_path: Path) -> Path:
+def workdir(review_built: Path, tmp_path: Path) -> Path:
     copy = tmp_path / "w"
-    shutil.copytree(built, copy)
+    shutil.copytree(review_built, copy)
     return copy
 
 

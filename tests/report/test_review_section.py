@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from pmc.points import read_points, read_windows
 from pmc.report._html import _index_body
 from pmc.report._review import review_section
 from pmc.review import Decision, Entry, Reason, Target, Window, append, now_utc
-from pmc.testing.review import review_workdir
 
 
-def test_the_section_holds_the_decisions_on_the_run_points_only(tmp_path: Path) -> None:
-    workdir = review_workdir(tmp_path)
+def test_the_section_holds_the_decisions_on_the_run_points_only(
+    review_built: Path, tmp_path: Path
+) -> None:
+    workdir = tmp_path / "w"
+    shutil.copytree(review_built, workdir)
     drawn = {p.point_id for p in read_points(workdir)}
     windows = read_windows(workdir)
     left_out = next(w for w in windows if not w.drawn)

@@ -16,18 +16,12 @@ import soundfile as sf
 
 from pmc.review import read_log
 from pmc.review_app import BEFORE_BOUNDARY_S, Refused, ReviewServer, served_file
-from pmc.testing.review import review_workdir
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return review_workdir(tmp_path_factory.mktemp("review-server"))
 
 
 @pytest.fixture
-def server(built: Path, tmp_path: Path) -> Iterator[ReviewServer]:
+def server(review_built: Path, tmp_path: Path) -> Iterator[ReviewServer]:
     copy = tmp_path / "w"
-    shutil.copytree(built, copy)
+    shutil.copytree(review_built, copy)
     app = ReviewServer(copy, "ann", port=0, candidates=True).start()
     yield app
     app.close()

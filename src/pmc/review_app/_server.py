@@ -119,7 +119,10 @@ class ReviewServer:
 
     def start(self) -> ReviewServer:
         """Serve on a background thread (tests); returns self."""
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        # A short poll, so that close() (which waits for the loop to notice) returns at once.
+        self._thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
         return self
 
