@@ -63,12 +63,20 @@ def demo_points_workdir(demo_workdir: Path, tmp_path_factory: pytest.TempPathFac
     return workdir
 
 
+REVIEW_MARKUP = "<script>alert(1)</script>"
+"""A word as a hostile transcript might hold it."""
+
+
 @pytest.fixture(scope="session")
 def review_built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A small working directory ready for review, built once per session: copy it to change it."""
+    """A small working directory ready for review, built once per session: copy it to change it.
+
+    The first word of its first conversation is markup (``REVIEW_MARKUP``), so that every test
+    of the review app also shows it stays text.
+    """
     from pmc.testing.review import review_workdir
 
-    return review_workdir(tmp_path_factory.mktemp("review"))
+    return review_workdir(tmp_path_factory.mktemp("review"), first_word=REVIEW_MARKUP)
 
 
 REFERENCE_SYSTEMS = ("never-speak", "always-speak", "person", "shuffled-person")
