@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 import csv
+import json
+import os
+import re
 import shutil
+import signal
+import subprocess
+import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -64,3 +71,31 @@ def test_compare_on_the_demo_with_the_imported_truth(
         "review_reviewers.md",
         "review_reviewers.csv",
     }
+
+
+def test_the_app_serves_until_ctrl_c_then_says_what_to_run_next(
+    review_built: Path, tmp_path: Path
+) -> None:
+    workdir = tmp_path / "w"
+    shutil.copytree(review_built, workdir)
+    command = [sys.executable, "-m", "pmc", "review", "--workdir", str(workdir), "--port", "0"]
+    command += ["--reviewer", "ann"]
+    app = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=_wide())
+    try:
+        assert app.stderr is not None
+        first = app.stderr.readline()  # printed once the port is bound
+        match = re.search(r"open (http://127\.0\.0\.1:\d+/)", first)
+        assert match, first
+        with urllib.request.urlopen(match.group(1) + "api/state", timeout=30) as response:
+            state = json.load(response)
+        assert state["reviewer"] == "ann" and len(state["windows"]) == 4  # 2 drawn per kind
+        app.send_signal(signal.SIGINT)
+        rest = app.stderr.read()
+        assert app.wait(timeout=30) == 0, rest
+    finally:
+        app.kill()
+    assert "pmc points --workdir" in rest and "pmc review compare --workdir" in rest
+
+
+def _wide() -> dict[str, str]:
+    return {**os.environ, "COLUMNS": "250"}

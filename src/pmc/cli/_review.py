@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import getpass
 import re
+import signal
 import webbrowser
 from dataclasses import replace
 from pathlib import Path
@@ -101,6 +102,8 @@ def review(
     )
     if open_browser:
         webbrowser.open(server.url)
+    # Ctrl-C stops the app even when it was started with SIGINT ignored (`... &` in a shell).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
