@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
+
+import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -17,6 +21,27 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+
+@contextmanager
+def chromium(what: str) -> Iterator[Any]:
+    """Debian's chromium, headless, through Playwright; fails saying how to install it.
+
+    Args:
+        what: What is tested in it, for the message when chromium is missing.
+    """
+    if not CHROMIUM.exists():
+        pytest.fail(
+            f"{CHROMIUM} is missing: {what} is tested in Debian's chromium. Install it with "
+            "`make chromium` (as root) or `sudo apt-get install -y chromium`."
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
 
 _READY = """() => [...document.images].every(i => i.complete)
     && [...document.querySelectorAll('audio')].every(a => a.readyState >= 1 || a.error)"""

@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser
 
 from tests.conftest import REVIEW_MARKUP
-from tests.report.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.report.browser import chromium
 
 MARKUP = REVIEW_MARKUP
 """The first word of the first conversation: every test also shows it stays text."""
@@ -19,15 +19,8 @@ MARKUP = REVIEW_MARKUP
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     """Debian's chromium, headless, through Playwright."""
-    if not CHROMIUM.exists():
-        pytest.fail(
-            f"{CHROMIUM} is missing: the review app is tested in Debian's chromium. Install it "
-            "with `make chromium` (as root) or `sudo apt-get install -y chromium`."
-        )
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    with chromium("the review app") as launched:
         yield launched
-        launched.close()
 
 
 @pytest.fixture(scope="module")

@@ -453,17 +453,16 @@ def _write(out: Path, points: list[Point], funnel: Funnel, windows: list[Window]
 
 def read_points(workdir: Path) -> list[Point]:
     """The manifest's points."""
-    path = points_dir(workdir) / MANIFEST_FILE
-    if not path.exists():
-        raise PmcError(f"{path}: no points here; run `pmc points` first")
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return [Point.from_dict(json.loads(line)) for line in lines if line]
+    return [Point.from_dict(d) for d in _records(points_dir(workdir) / MANIFEST_FILE, "points")]
 
 
 def read_windows(workdir: Path) -> list[Window]:
     """Every pause and turn-end window of the last ``pmc points``, drawn or not."""
-    path = points_dir(workdir) / WINDOWS_FILE
+    return [Window.from_dict(d) for d in _records(points_dir(workdir) / WINDOWS_FILE, "windows")]
+
+
+def _records(path: Path, what: str) -> list[dict[str, Any]]:
     if not path.exists():
-        raise PmcError(f"{path}: no windows here; run `pmc points` first")
+        raise PmcError(f"{path}: no {what} here; run `pmc points` first")
     lines = path.read_text(encoding="utf-8").splitlines()
-    return [Window.from_dict(json.loads(line)) for line in lines if line]
+    return [json.loads(line) for line in lines if line]
