@@ -16,7 +16,7 @@ from pmc.report import (
     metrics_for,
     write_main_table,
 )
-from pmc.report._write import RESULTS_SCHEMA_VERSION
+from pmc.report._write import RESULTS_SCHEMA_VERSION, ROLLOUTS_USED
 from pmc.scoring import PauseOutcome, PauseScore, ReplyScore, Score, ScoreSettings, ScoreStatus
 from pmc.systems import ReferenceRow
 
@@ -142,5 +142,5 @@ def test_each_kind_is_one_table_in_every_file_with_pipes_escaped(tmp_path: Path)
     write_main_table(rows, tmp_path, seed=0, resamples=10)
     assert (tmp_path / "main_table.md").read_text() == markdown(rows)
     report = (tmp_path / "report.md").read_text()
-    assert report == "\n".join(t.markdown() for t in tables)
+    assert report == "\n".join([ROLLOUTS_USED + "\n", *(t.markdown() for t in tables)])
     assert "| a\\|b | 4 | 0 | 1 | 0.50 | 0.20 (0.10-0.30) |" in report

@@ -33,6 +33,7 @@ from pmc.points import MANIFEST_FILE, Point, PointKind, points_dir
 from pmc.report import build_report
 from pmc.report._html import write_html
 from pmc.report._listen import HISTORY_TAIL_S
+from pmc.report._write import ROLLOUTS_USED
 from pmc.scoring import (
     SCORES_DIR,
     Evidence,
@@ -365,7 +366,8 @@ def test_the_summary_comes_first(built: tuple[Path, list[str]], browser: Any) ->
     assert order[:2] == ["summary_figure", "summary"]
     assert "main_pause" in order  # the tables follow
     markdown = (folder / "report.md").read_text()
-    assert markdown.startswith("## Summary: each system against the person on the paper")
+    # After the one line on which rollouts the tables read, the summary leads.
+    assert markdown.startswith(ROLLOUTS_USED + "\n\n## Summary: each system against the person on")
     assert markdown.index("## Summary: each system against the person\n") < markdown.index(
         "## Main table"
     )

@@ -34,6 +34,7 @@ from pmc.report._listen import person_speech, point_audio, seat_speech, write_st
 from pmc.report._pages import INDEX, KIND_NAMES, href, outcome, rollout_body, system_anchor
 from pmc.report._review import REVIEW_TABLE_PREFIX
 from pmc.report._rollouts import RolloutView, read_rollouts, scores
+from pmc.report._write import ROLLOUTS_USED
 from pmc.scoring import ScoreSettings, workdir_of
 from pmc.table import Cell, Figure, Table, show
 
@@ -167,7 +168,8 @@ def _index_body(
     nav = [f'<li><a href="#{escape(t.key)}">{escape(t.title)}</a></li>' for t in tables]
     nav += [f'<li><a href="#{escape(f.key)}">{escape(f.title)}</a></li>' for f in figures]
     nav += [f'<li><a href="#{system_anchor(s)}">Rollouts of {escape(s)}</a></li>' for s in systems]
-    parts = [f"<h1>{escape(title)}</h1>", f'<p class="how">{escape(HOW_TO_READ)}</p>']
+    how = f"{HOW_TO_READ} {ROLLOUTS_USED}"
+    parts = [f"<h1>{escape(title)}</h1>", f'<p class="how">{escape(how)}</p>']
     if summary:
         lead = "".join(_figure(s) if isinstance(s, Figure) else _table(s) for s in summary)
         parts.append(f'<section id="lead"><h2>Summary</h2>{lead}</section>')

@@ -14,6 +14,7 @@ from pmc.report._main import main_table
 from pmc.report._outcomes import distribution_table, outcomes_table
 from pmc.report._pauses import boundary_table, duration_table, tercile_table
 from pmc.report._recall import agreement_table, history_table
+from pmc.report._repeats import agreement_table as repeat_table
 from pmc.report._review import review_section
 from pmc.report._summary import summary_of
 from pmc.report._write import write_tables
@@ -70,6 +71,8 @@ def build_report(
     folder = folder or run_dir / REPORT_DIR
     rows = main_table(data, seed, resamples)
     tables = extended_tables(data, other, seed, resamples)
+    repeats = repeat_table(data, seed, resamples)
+    tables += [] if repeats is None else [repeats]
     tables += review_section(workdir_of(run_dir), data.points)
     summary = summary_of(data, rows)
     summary_figure = None if summary is None else write_summary_figure(folder, data, summary)

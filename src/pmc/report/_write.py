@@ -20,6 +20,11 @@ MAIN_CSV = "main_table.csv"
 REPORT_MD = "report.md"
 RESULTS_JSON = "results.json"
 TABLES_DIR = "tables"
+ROLLOUTS_USED = (
+    "Rollouts: every table and figure reads rollout 0 of each point (paper section 3.4), except "
+    "the rollout-to-rollout agreement table, which reads all of a point's rollouts."
+)
+"""Which rollouts the report reads, said once at its top."""
 
 
 def spread(value: Value) -> str:
@@ -154,7 +159,8 @@ def write_tables(
     lead = [] if summary is None else [summary.table()]
     for table in [*lead, *all_tables]:
         io.write_text(folder / TABLES_DIR / f"{table.key}.csv", table.csv())
-    parts = [] if summary_figure is None else [summary_figure.markdown()]
+    parts = [ROLLOUTS_USED + "\n"]
+    parts += [] if summary_figure is None else [summary_figure.markdown()]
     parts += [t.markdown() for t in [*lead, *all_tables]]
     text = "\n".join(parts)
     text += "".join("\n" + f.markdown() for f in figures)
