@@ -30,6 +30,7 @@ def test_bundled_cards_load() -> None:
         "gpt-realtime-500",
         "gpt-realtime-semantic-low",
         "grok-voice",
+        "llm-text",
         "moshi",
         "moshi-preloaded",
         "never-speak",
@@ -55,7 +56,7 @@ def test_bundled_cards_load() -> None:
 
 def test_every_bundled_card_reads_back_from_what_a_rollout_records() -> None:
     cards = [load_card(p) for p in sorted(SYSTEMS.glob("*.toml"))]
-    assert len(cards) == 19
+    assert len(cards) == 20
     for card in cards:
         assert SystemCard.from_dict(card.to_dict()) == card
 

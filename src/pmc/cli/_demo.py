@@ -87,8 +87,8 @@ def demo(
 
 
 def _in_demo(card: SystemCard) -> bool:
-    """Local systems only: those that need no extra, and :data:`WITH_EXTRA` where it is there."""
-    if card.family is not Family.LOCAL:
+    """Local systems that need no key nor extra, and :data:`WITH_EXTRA` where it is there."""
+    if card.family is not Family.LOCAL or card.api_key_env:
         return False
     extra = adapter_factory(card).EXTRA
     if extra is None:
