@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
@@ -102,9 +102,12 @@ def hosted_points(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @contextmanager
 def fakes_for(
-    names: Iterable[str], behaviour: FakeBehaviour | None = None, keep_messages: bool = False
+    names: Iterable[str],
+    behaviour: FakeBehaviour | None = None,
+    keep_messages: bool = False,
+    dialects: Mapping[str, Dialect] = HOSTED,
 ) -> Iterator[dict[Dialect, FakeServer]]:
-    """One fake per dialect the named cards speak, each served from its own thread."""
+    """One fake per dialect the named cards speak (``dialects`` says which), each in a thread."""
     with ExitStack() as stack:
         yield {
             dialect: stack.enter_context(
@@ -115,7 +118,7 @@ def fakes_for(
                     keep_messages=keep_messages,
                 )
             )
-            for dialect in sorted({HOSTED[n] for n in names})
+            for dialect in sorted({dialects[n] for n in names})
         }
 
 

@@ -26,10 +26,13 @@ def test_bundled_cards_load() -> None:
         "endpointer-300",
         "endpointer-500",
         "gemini-3.1-flash-live",
+        "gemini-3.1-flash-live-audio-history",
         "gpt-realtime-300",
+        "gpt-realtime-300-audio-history",
         "gpt-realtime-500",
         "gpt-realtime-semantic-low",
         "grok-voice",
+        "grok-voice-audio-history",
         "llm-text",
         "moshi",
         "moshi-preloaded",
@@ -56,7 +59,7 @@ def test_bundled_cards_load() -> None:
 
 def test_every_bundled_card_reads_back_from_what_a_rollout_records() -> None:
     cards = [load_card(p) for p in sorted(SYSTEMS.glob("*.toml"))]
-    assert len(cards) == 20
+    assert len(cards) == 23
     for card in cards:
         assert SystemCard.from_dict(card.to_dict()) == card
 

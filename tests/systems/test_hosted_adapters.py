@@ -6,6 +6,7 @@ what each fake recorded. The settings that define each card (the configuration t
 ran) are written here as literals and checked in the card and in what its sessions sent.
 """
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -178,10 +179,35 @@ def harness_ended(
     return found
 
 
+AUDIO_TWINS = {
+    "gpt-realtime-300-audio-history": "gpt-realtime-300",
+    "gemini-3.1-flash-live-audio-history": "gemini-3.1-flash-live",
+    "grok-voice-audio-history": "grok-voice",
+}
+"""The cards that give the history as audio, and the paper's card each is a twin of."""
+
+
 def test_every_bundled_hosted_card_has_its_defining_settings_here() -> None:
     hosted = {p.stem for p in SYSTEMS.glob("*.toml") if load_card(p).family is Family.HOSTED}
-    assert hosted == set(PAPER) == set(HOSTED)
+    assert hosted == set(PAPER) | set(AUDIO_TWINS)
+    assert set(PAPER) == set(HOSTED)
     assert len(PAPER) == 5
+
+
+@pytest.mark.parametrize("name", sorted(AUDIO_TWINS))
+def test_an_audio_history_card_is_its_twin_but_for_the_history(name: str) -> None:
+    audio, text = (
+        load_card(SYSTEMS / f"{name}.toml"),
+        load_card(SYSTEMS / f"{AUDIO_TWINS[name]}.toml"),
+    )
+    assert audio.params["history"] == "audio" and "history" not in text.params
+    assert audio.params["assistant_history"] in ("audio", "text")
+
+    def rest(card: SystemCard) -> SystemCard:
+        params = {k: v for k, v in card.params.items() if k not in ("history", "assistant_history")}
+        return dataclasses.replace(card, name="", description="", params=params)
+
+    assert rest(audio) == rest(text)
 
 
 @pytest.mark.parametrize("name", sorted(PAPER))

@@ -53,6 +53,7 @@ def preload_for(points_dir: Path, point: Point, seed: int) -> Preload:
         seed=seed,
         endpointing=point.kind is PointKind.PAUSE,
         system_words=system_words(points_dir, point, history["messages"]),
+        history_start_conv_s=point.history_start_conv_s,
     )
 
 

@@ -139,6 +139,9 @@ class Preload:
             detection is off and it gets an explicit end of input, then a response request).
         system_words: The system's own words in the history, on the history's clock (seconds
             from its first sample): full-duplex models are teacher-forced with them.
+        history_start_conv_s: Where the history audio's first sample lies on the conversation
+            clock: a message's ``start_conv_s`` minus this is where its audio starts in
+            ``user_audio`` or ``system_audio`` (hosted systems given the history as audio).
     """
 
     identity_prompt: str
@@ -148,6 +151,7 @@ class Preload:
     seed: int = 0
     endpointing: bool = True
     system_words: tuple[HistoryWord, ...] = ()
+    history_start_conv_s: float = 0.0
 
 
 @dataclass(frozen=True)

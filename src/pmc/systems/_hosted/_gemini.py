@@ -29,6 +29,8 @@ from pmc.systems._adapter import (
     unknown_signal,
 )
 from pmc.systems._card import SystemCard
+from pmc.systems._hosted._history import HistoryMode, history_mode, history_turns
+from pmc.systems._hosted._pcm import encode
 from pmc.systems._hosted._session import HostedAdapter
 
 SERVER_FIELDS = frozenset(
@@ -109,17 +111,31 @@ class GeminiLive(HostedAdapter):
         return "setupComplete" in message
 
     def history_messages(self, preload: Preload) -> list[dict[str, Any]]:
-        """The history as one ``clientContent``; ``turnComplete`` ends the initial history."""
-        turns = [
-            {
-                "role": "model" if turn.get("role") == "assistant" else "user",
-                "parts": [{"text": str(turn.get("text", ""))}],
-            }
-            for turn in preload.messages
-        ]
+        """The history as ``clientContent``; ``turnComplete`` on the last ends the history.
+
+        Text: every turn in one message, as text parts. Audio (the card's history): the user's
+        turns as ``inlineData`` parts of PCM16 at the live input's rate, its MIME type naming
+        the rate as live audio's does, one message per turn, since the whole history in one
+        message can pass a websocket's message limit (a megabyte by default).
+        """
+        turns = []
+        for turn in history_turns(preload, self.card):
+            if turn.audio is None:
+                part: dict[str, Any] = {"text": turn.text}
+            else:
+                rate = self.OUTPUT_RATE if turn.assistant else self.input_rate
+                mime = f"audio/pcm;rate={rate}"
+                part = {"inlineData": {"mimeType": mime, "data": encode(turn.at_rate(rate))}}
+            turns.append({"role": "model" if turn.assistant else "user", "parts": [part]})
         if not turns:
             return []
-        return [{"clientContent": {"turns": turns, "turnComplete": True}}]
+        if history_mode(self.card) is HistoryMode.TEXT:
+            return [{"clientContent": {"turns": turns, "turnComplete": True}}]
+        last = len(turns) - 1
+        return [
+            {"clientContent": {"turns": [turn], "turnComplete": i == last}}
+            for i, turn in enumerate(turns)
+        ]
 
     def audio_message(self, data: str) -> dict[str, Any]:
         """``realtimeInput.audio``."""

@@ -30,6 +30,8 @@ from pmc.systems._adapter import (
     unknown_signal,
 )
 from pmc.systems._card import SystemCard
+from pmc.systems._hosted._history import history_turns
+from pmc.systems._hosted._pcm import encode
 from pmc.systems._hosted._session import HostedAdapter, without_audio
 
 SERVER_EVENTS = frozenset(
@@ -216,19 +218,27 @@ class RealtimeEvents(HostedAdapter):
         return SystemEvent(stop.kind, stop.arrival_ns, detail=detail)
 
     def history_messages(self, preload: Preload) -> list[dict[str, Any]]:
-        """One ``conversation.item.create`` per turn; assistant text is ``output_text`` in GA."""
+        """One ``conversation.item.create`` per turn, as text or as audio (the card's history).
+
+        Text: ``input_text``, and ``output_text`` for the system's own turns (GA names). Audio:
+        ``input_audio``, and ``output_audio`` with its transcript, each base64 PCM16 in the
+        session's formats; the SDK notes an ``input_audio`` transcript is not sent to the model.
+        """
         messages = []
-        for turn in preload.messages:
-            role = "assistant" if turn.get("role") == "assistant" else "user"
-            kind = "output_text" if role == "assistant" else "input_text"
+        for turn in history_turns(preload, self.card):
+            role = "assistant" if turn.assistant else "user"
+            if turn.audio is None:
+                kind = "output_text" if turn.assistant else "input_text"
+                content = [{"type": kind, "text": turn.text}]
+            else:
+                kind = "output_audio" if turn.assistant else "input_audio"
+                rate = self.OUTPUT_RATE if turn.assistant else self.input_rate
+                audio = encode(turn.at_rate(rate))
+                content = [{"type": kind, "audio": audio, "transcript": turn.text}]
             messages.append(
                 {
                     "type": "conversation.item.create",
-                    "item": {
-                        "type": "message",
-                        "role": role,
-                        "content": [{"type": kind, "text": str(turn.get("text", ""))}],
-                    },
+                    "item": {"type": "message", "role": role, "content": content},
                 }
             )
         return messages

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pmc.testing.hosted._behaviour import AnswerRecord, FakeBehaviour, SessionRecord
+from pmc.testing.hosted._behaviour import AnswerRecord, FakeBehaviour, HistoryItem, SessionRecord
 from pmc.testing.hosted._endpointer import EnergyEndpointer, VadEvent
 from pmc.testing.hosted._gemini import GeminiFakeSession
 from pmc.testing.hosted._openai import OpenAIBetaFakeSession, OpenAIFakeSession
@@ -59,6 +59,7 @@ __all__ = [
     "FakeServerThread",
     "FakeSession",
     "GeminiFakeSession",
+    "HistoryItem",
     "OpenAIBetaFakeSession",
     "OpenAIFakeSession",
     "SessionRecord",

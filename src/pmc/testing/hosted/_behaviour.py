@@ -201,6 +201,23 @@ class AnswerRecord:
         return (self.onset_s, end) if end > self.onset_s else None
 
 
+@dataclass(frozen=True)
+class HistoryItem:
+    """One history turn as a fake received it.
+
+    Attributes:
+        role: ``user`` or ``assistant`` (Gemini's ``model``).
+        text: Its text, or the transcript sent with its audio ("" where none was).
+        pcm: Its audio as sent, PCM16 little-endian (empty for a text turn).
+        rate: The audio's sample rate (0 for a text turn).
+    """
+
+    role: str
+    text: str
+    pcm: bytes = b""
+    rate: int = 0
+
+
 @dataclass
 class SessionRecord:
     """Everything one fake session saw and did.
@@ -215,7 +232,8 @@ class SessionRecord:
         violations: Client messages that were not well-formed events of the dialect.
         speech: ``(started_s, stopped_s)`` VAD decisions: where speech started and ended.
         answers: The answers given.
-        history_turns: Text turns received as history.
+        history_turns: Turns received as history.
+        history: Each history turn, text or audio, in the order received.
         unknown_sent: Events (OpenAI, xAI) or fields (Gemini) the dialect does not have, sent
             (:attr:`FakeBehaviour.unknown_every` and ``unknown_after``).
         audio_s: Live audio received.
@@ -236,6 +254,7 @@ class SessionRecord:
     speech: list[tuple[str, float]] = field(default_factory=list)
     answers: list[AnswerRecord] = field(default_factory=list)
     history_turns: int = 0
+    history: list[HistoryItem] = field(default_factory=list)
     unknown_sent: int = 0
     audio_s: float = 0.0
     origin_ns: int | None = None

@@ -18,7 +18,7 @@ import base64
 import re
 from typing import Any
 
-from pmc.testing.hosted._behaviour import AnswerRecord
+from pmc.testing.hosted._behaviour import AnswerRecord, HistoryItem
 from pmc.testing.hosted._endpointer import SPEECH_RMS, WINDOW_MS, VadEvent
 from pmc.testing.hosted._pcm import decode_pcm16
 from pmc.testing.hosted._session import FakeSession
@@ -102,7 +102,11 @@ class GeminiFakeSession(FakeSession):
             await self.send({"setupComplete": {"sessionId": self.record.session_id}})
 
     async def on_client_content(self, content: dict[str, Any]) -> None:
-        """History turns: each ``{role: user|model, parts: [{text}]}``."""
+        """History turns: each ``{role: user|model, parts: [...]}``.
+
+        A part is ``{text}`` or ``{inlineData: {mimeType: "audio/pcm;rate=N", data}}`` (base64
+        PCM16 at that rate); each is kept, in order.
+        """
         turns = content.get("turns", [])
         if not isinstance(turns, list):
             await self.reject("clientContent.turns must be a list")
@@ -112,10 +116,25 @@ class GeminiFakeSession(FakeSession):
             if turn.get("role") not in ("user", "model") or not isinstance(parts, list):
                 await self.reject("a turn needs role user|model and parts")
                 return
-            if not all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in parts):
-                await self.reject("history parts must be text")
+            items = [self._history_part(str(turn["role"]), p) for p in parts]
+            if not parts or any(item is None for item in items):
+                await self.reject("history parts must be text or inlineData audio/pcm")
                 return
+            self.record.history.extend(item for item in items if item is not None)
             self.record.history_turns += 1
+
+    @staticmethod
+    def _history_part(role: str, part: Any) -> HistoryItem | None:
+        if isinstance(part, dict) and isinstance(part.get("text"), str) and len(part) == 1:
+            return HistoryItem(role, part["text"])
+        blob = part.get("inlineData") if isinstance(part, dict) and len(part) == 1 else None
+        mime = INPUT_MIME.fullmatch(str(blob.get("mimeType"))) if isinstance(blob, dict) else None
+        if mime is None or not isinstance(blob, dict):
+            return None
+        data = str(blob.get("data", ""))
+        if decode_pcm16(data) is None:
+            return None
+        return HistoryItem(role, "", base64.b64decode(data), int(mime.group(1)))
 
     async def on_realtime_input(self, body: dict[str, Any]) -> None:
         """Audio, or the manual activity markers."""

@@ -8,10 +8,11 @@ and recorded as a violation. xAI speaks the same events (module :mod:`._xai`).
 
 from __future__ import annotations
 
+import base64
 import itertools
 from typing import Any, ClassVar
 
-from pmc.testing.hosted._behaviour import AnswerRecord
+from pmc.testing.hosted._behaviour import AnswerRecord, HistoryItem
 from pmc.testing.hosted._endpointer import THRESHOLD_TO_RMS, WINDOW_MS, Change, VadEvent
 from pmc.testing.hosted._pcm import OUTPUT_RATE, decode_pcm16
 from pmc.testing.hosted._session import FakeSession
@@ -136,31 +137,52 @@ class OpenAIFakeSession(FakeSession):
         )
 
     async def on_conversation_item_create(self, message: dict[str, Any]) -> None:
-        """A history message: check its shape, acknowledge it."""
+        """A history message: check its shape, keep it, acknowledge it."""
         item = message.get("item")
         problem = self.check_item(item)
         if problem:
             await self.reject(problem)
             return
         assert isinstance(item, dict)
+        for part in item["content"]:
+            audio = part.get("audio")
+            pcm = base64.b64decode(audio) if isinstance(audio, str) else b""
+            text = str(part.get("text", part.get("transcript", "")) or "")
+            self.record.history.append(
+                HistoryItem(str(item["role"]), text, pcm, OUTPUT_RATE if pcm else 0)
+            )
         self.record.history_turns += 1
         added = {**item, "id": f"item_h{self.record.history_turns}", "status": "completed"}
         for kind in ("conversation.item.added", "conversation.item.done"):
             await self.send({"type": kind, "event_id": self.event_id(), "item": added})
 
     def check_item(self, item: Any) -> str | None:
-        """What is wrong with a text message item, if anything (GA content types)."""
+        """What is wrong with a history message item, if anything (GA content types).
+
+        Text parts carry ``text``; audio parts (``input_audio``, ``output_audio``) carry base64
+        PCM16 at the session's 24 kHz and may carry a ``transcript``.
+        """
         if not isinstance(item, dict) or item.get("type") != "message":
             return "conversation.item.create needs a message item"
         role, content = item.get("role"), item.get("content")
-        wanted = {"user": "input_text", "system": "input_text", "assistant": "output_text"}
+        wanted = {
+            "user": ("input_text", "input_audio"),
+            "system": ("input_text",),
+            "assistant": ("output_text", "output_audio"),
+        }
         if role not in wanted or not isinstance(content, list) or not content:
             return "a message item needs a role and content"
         for part in content:
-            if not isinstance(part, dict) or part.get("type") != wanted[str(role)]:
-                return f"{role} content must be {wanted[str(role)]} parts"
-            if not isinstance(part.get("text"), str):
-                return "a text part needs text"
+            kinds = wanted[str(role)]
+            if not isinstance(part, dict) or part.get("type") not in kinds:
+                return f"{role} content must be {' or '.join(kinds)} parts"
+            if str(part["type"]).endswith("_text"):
+                if not isinstance(part.get("text"), str):
+                    return "a text part needs text"
+            elif decode_pcm16(str(part.get("audio", ""))) is None:
+                return f"a {part['type']} part needs base64 PCM16 audio"
+            elif not isinstance(part.get("transcript", ""), str):
+                return "an audio part's transcript is text"
         return None
 
     async def on_input_audio_buffer_append(self, message: dict[str, Any]) -> None:
