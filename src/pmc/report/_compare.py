@@ -51,7 +51,7 @@ def _latency(score: Score) -> float | None:
     return score.reply.latency_s if score.reply is not None and score.reply.words else None
 
 
-def _paired_interval(
+def paired_interval(
     groups: dict[str, list[float]], seed: int, resamples: int
 ) -> tuple[float | None, float | None]:
     """95% interval of the mean paired difference, resampling conversations."""
@@ -68,7 +68,7 @@ def _paired_interval(
     return float(low), float(high)
 
 
-def _with_interval(value: float | None, interval: tuple[float | None, float | None]) -> str:
+def with_interval(value: float | None, interval: tuple[float | None, float | None]) -> str:
     if value is None:
         return "-"
     low, high = interval
@@ -108,9 +108,9 @@ def compare(a: Side, b: Side, seed: int, resamples: int = RESAMPLES) -> tuple[Ce
         only_a,
         only_b,
         len(shared) - both - only_a - only_b,
-        _with_interval(rate_diff, _paired_interval(diffs, seed, resamples)),
+        with_interval(rate_diff, paired_interval(diffs, seed, resamples)),
         len(flat),
-        _with_interval(lat_diff, _paired_interval(lat, seed, resamples)),
+        with_interval(lat_diff, paired_interval(lat, seed, resamples)),
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pmc.report._aggregate import RESAMPLES
+from pmc.report._channel import channel_table
 from pmc.report._compare import Side, paired_table, pairs_in_run, side
 from pmc.report._data import RunData, load_run
 from pmc.report._figures import write_figures
@@ -71,8 +72,8 @@ def build_report(
     folder = folder or run_dir / REPORT_DIR
     rows = main_table(data, seed, resamples)
     tables = extended_tables(data, other, seed, resamples)
-    repeats = repeat_table(data, seed, resamples)
-    tables += [] if repeats is None else [repeats]
+    for extra in (repeat_table(data, seed, resamples), channel_table(data, seed, resamples)):
+        tables += [] if extra is None else [extra]
     tables += review_section(workdir_of(run_dir), data.points)
     summary = summary_of(data, rows)
     summary_figure = None if summary is None else write_summary_figure(folder, data, summary)
