@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import html
 import json
 import shutil
 import warnings
@@ -405,3 +406,24 @@ def test_the_summary_is_read_from_the_main_table(built: tuple[Path, list[str]]) 
     assert table[1][0] == "the person" and table[2][0] == "talker"
     latency = main[("talker", "turn_end")]["latency_s"]["estimate"]
     assert table[2][2].startswith(f"{latency:.2f}")
+
+
+def test_a_run_with_two_rollouts_gets_the_agreement_table(
+    run: Path, workdir: Path, tmp_path: Path
+) -> None:
+    """The rollout-agreement table reaches the report when a system has a second rollout."""
+    copy = tmp_path / "w"
+    shutil.copytree(workdir, copy, ignore=shutil.ignore_patterns("report"))
+    copied = copy / run.relative_to(workdir)
+    scores = copied / SCORES_DIR / "talker.jsonl"
+    first = [json.loads(line) for line in scores.read_text().splitlines()]
+    with scores.open("a") as handle:
+        for record in first:
+            handle.write(io.json_line({**record, "rollout": 1}))
+    build_report(copied, resamples=20, folder=tmp_path / "report")
+    rows = list(csv.DictReader((tmp_path / "report" / "tables" / "rollout_agreement.csv").open()))
+    assert {r["kind"] for r in rows} == {r["kind"] for r in first}
+    for row in rows:
+        assert (row["system"], row["rollouts K"], row["all K agree"]) == ("talker", "2", "1.0")
+    index = (tmp_path / "report" / "index.html").read_text()
+    assert "Rollout-to-rollout agreement" in index and ROLLOUTS_USED in html.unescape(index)
