@@ -35,8 +35,9 @@ def _words(text: str) -> set[str]:
 def _gold(request: LlmRequest) -> dict[str, str]:
     heard = _words(request.user.rpartition("Question:")[2])
     best = max(_QUESTIONS, key=lambda p: len(heard & _words(p.question)))
-    # A sentence, as the card's prompt asks for (a bare name is often lost to transcription).
-    return {"answer": f"It was {best.gold_answer}."}
+    # A sentence, as the card's prompt asks, phrased as the person's reference is: a bare
+    # name, or "It was eight.", loses the answer to transcription (tiny.en hears "It was a").
+    return {"answer": f"The answer is {best.gold_answer}."}
 
 
 @register_llm("test-gold")
@@ -46,7 +47,7 @@ def _gold_client(model: str) -> LlmClient:
 
 @register_llm("test-wrong")
 def _wrong_client(model: str) -> LlmClient:
-    return ScriptedLlm(lambda _request: {"answer": "It was purple elephants."}, model)
+    return ScriptedLlm(lambda _request: {"answer": "The answer is purple elephants."}, model)
 
 
 @pytest.fixture(scope="module")
