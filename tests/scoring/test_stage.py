@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pmc.gate import OnsetRule
-from pmc.harness import RunSettings, run_rollouts, runs_dir
+from pmc.harness import ProtocolParams, RunSettings, run_rollouts, runs_dir
 from pmc.points import PointKind, read_points
 from pmc.scoring import (
     SCORES_DIR,
@@ -28,6 +28,10 @@ from pmc.testing.systems import ScriptedSystem
 SYSTEMS = bundled_cards()
 NAMES = ("never-speak", "always-speak", "person", "shuffled-person")
 FAST = ScoreSettings(asr="faster-whisper:tiny.en")
+CAP_S = 12.0
+"""The run's cap on a reply: past the person's replies (they end 2.4 s after the boundary) and
+the 8 s a silent system is given, so always-speak still runs to it, and each scoring here
+transcribes 12 s of its monologue per point instead of the paper's 30 s."""
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +39,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     workdir = tmp_path_factory.mktemp("scored")
     write_points(workdir)
     cards = [find_card(n, SYSTEMS) for n in NAMES]
-    run_rollouts(workdir, cards, RunSettings("r"))
+    run_rollouts(workdir, cards, RunSettings("r", params=ProtocolParams(cap_s=CAP_S)))
     path = runs_dir(workdir) / "r"
     run_scoring(path, FAST, workers=1)
     return path
