@@ -101,7 +101,21 @@ def test_xai_answers_a_response_requested_before_committed_in_text_only() -> Non
                     },
                 }
             ],
-            "assistant content must be output_text parts",
+            "assistant content must be output_text or output_audio parts",
+        ),
+        (
+            Dialect.OPENAI,
+            [
+                {
+                    "type": "conversation.item.create",
+                    "item": {
+                        "type": "message",
+                        "role": "user",
+                        "content": [{"type": "input_audio", "audio": "not base64!"}],
+                    },
+                }
+            ],
+            "a input_audio part needs base64 PCM16 audio",
         ),
         (Dialect.OPENAI, [{"type": "response.hologram"}], "unknown client event"),
         (
@@ -118,7 +132,15 @@ def test_xai_answers_a_response_requested_before_committed_in_text_only() -> Non
             "only 24 kHz audio/pcm is supported",
         ),
     ],
-    ids=["xai-null-detection", "xai-ga-shape", "empty-commit", "beta-item", "unknown", "rate"],
+    ids=[
+        "xai-null-detection",
+        "xai-ga-shape",
+        "empty-commit",
+        "beta-item",
+        "bad-audio-item",
+        "unknown",
+        "rate",
+    ],
 )
 def test_malformed_client_events_get_an_error_event_and_are_recorded(
     dialect: Dialect, events: list[dict[str, Any]], problem: str

@@ -9,6 +9,7 @@ record as JSON, which :func:`fake_process` reads back.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import sys
@@ -18,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pmc.testing._child import serve_in_child
-from pmc.testing.hosted._behaviour import AnswerRecord, FakeBehaviour, SessionRecord
+from pmc.testing.hosted._behaviour import AnswerRecord, FakeBehaviour, HistoryItem, SessionRecord
 from pmc.testing.hosted._gemini import GeminiFakeSession
 from pmc.testing.hosted._openai import OpenAIBetaFakeSession, OpenAIFakeSession
 from pmc.testing.hosted._server import serve_fake
@@ -57,11 +58,26 @@ def _behaviour_from(data: dict[str, Any]) -> FakeBehaviour:
     return FakeBehaviour(**{**data, "delta_bytes": tuple(data["delta_bytes"])})
 
 
+_NESTED = ("answers", "speech", "history")
+
+
 def _record_from(data: dict[str, Any]) -> SessionRecord:
-    record = SessionRecord(**{k: v for k, v in data.items() if k not in ("answers", "speech")})
+    record = SessionRecord(**{k: v for k, v in data.items() if k not in _NESTED})
     record.speech = [(str(change), float(at)) for change, at in data["speech"]]
     record.answers = [AnswerRecord(**answer) for answer in data["answers"]]
+    record.history = [
+        HistoryItem(h["role"], h["text"], base64.b64decode(h["pcm"]), h["rate"])
+        for h in data["history"]
+    ]
     return record
+
+
+def _plain(record: SessionRecord) -> dict[str, Any]:
+    """A record as JSON-ready data (the history's audio bytes as base64)."""
+    data = asdict(record)
+    for item in data["history"]:
+        item["pcm"] = base64.b64encode(item["pcm"]).decode("ascii")
+    return data
 
 
 @contextmanager
@@ -100,4 +116,4 @@ def main(argv: list[str] | None = None) -> None:
     answer_audio(behaviour.reply_text)  # voiced before serving, never during a stream
     os.nice(10)  # the fake stands in for hardware elsewhere: the harness goes first
     sessions = asyncio.run(_serve(spec["dialect"], behaviour, spec["auth_header"]))
-    print(json.dumps([asdict(s) for s in sessions]), flush=True)
+    print(json.dumps([_plain(s) for s in sessions]), flush=True)
