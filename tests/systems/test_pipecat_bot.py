@@ -241,7 +241,12 @@ def test_barge_in_clear_reaches_pmc_and_nothing_of_the_cut_reply_follows(played:
             played_s = sum(n for t, n in audio if began <= t <= at) / SAMPLE_RATE
             assert played_s < reply_s - 0.5, (played_s, reply_s)  # cut, not finished
             # nothing of the cut reply arrives after the clear, only a later reply's audio
-            assert [t for t, _ in audio if at < t < until - rollout.tolerance_s()] == []
+            after = [(t, n) for t, n in audio if at < t < until - rollout.tolerance_s()]
+            assert after == [], (
+                f"{rollout.point.point_id}: audio (stream s, samples) {after} arrived after the "
+                f"clear at {at:.4f} s (the bot sent it at {sent}) and before the next reply's "
+                f"first audio at {until:.4f} s; tolerance {rollout.tolerance_s():.4f} s"
+            )
             # and the played track falls silent there, until the next reply if one came
             margin = rollout.tolerance_s()
             silent = rollout.track[sample(at + margin) : sample(until - margin)]
