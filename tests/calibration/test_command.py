@@ -16,6 +16,7 @@ def test_calibrate_gate_writes_the_table_and_a_rerun_only_sweeps(run_dir: Path) 
     first = CliRunner().invoke(calibrate_gate_command, args)
     assert first.exit_code == 0, first.output
     assert "DESIGN" in first.output
+    assert f"pmc report --run {args[0]}" in first.output  # what to run next
     folder = run_dir / "calibration"
     data = io.read_json(folder / "gate.json")
     assert data["schema_version"] == CALIBRATION_SCHEMA_VERSION

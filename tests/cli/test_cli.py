@@ -72,6 +72,9 @@ def test_info_reports_conversations_hours_speech_and_words(tmp_path: Path) -> No
     assert re.search(r"speech, speaker B\s*\S\s*0 min 00 s", result.output)
     assert re.search(r"words\s*\S\s*3\b", result.output)
     assert key in result.output
+    assert result.output.endswith(
+        f"next (label turns, pauses and turn ends):\n  pmc labels --workdir {tmp_path / 'w'}\n"
+    )
 
 
 def test_missing_corpus_is_one_line_without_traceback(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from pmc.calibration import (
     label_tracks,
     write_calibration,
 )
-from pmc.cli._ui import err, out, progress_bar
+from pmc.cli._ui import command_line, err, next_step, out, progress_bar
 from pmc.errors import PmcError
 
 DEFAULT_WORKERS = max(1, (os.cpu_count() or 1) // THREADS_PER_WORKER)
@@ -80,6 +80,11 @@ def calibrate_gate_command(
         raise click.ClickException(str(exc)) from None
     out.print(calibration_table(cal))
     out.print(f"calibration in {paths[0].parent} ({', '.join(p.name for p in paths)})")
+    next_step(
+        command_line("pmc", "report", "--run", run_dir),
+        why="gate.md has every column (the row marked DESIGN is the gate every score uses); "
+        "the run's report",
+    )
 
 
 def calibration_table(cal: Calibration) -> Table:

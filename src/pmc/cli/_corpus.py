@@ -230,6 +230,10 @@ def info(workdir: Path, per_conversation: bool) -> None:
                 str(c.words),
             )
         out.print(rows)
+    next_step(
+        command_line("pmc", "labels", "--workdir", workdir),
+        why="label turns, pauses and turn ends",
+    )
 
 
 @corpus.group("fetch")
