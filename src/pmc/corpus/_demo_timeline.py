@@ -151,10 +151,6 @@ class DemoTimeline:
         return placed
 
 
-def _other(speaker: Channel) -> Channel:
-    return Channel.B if speaker is Channel.A else Channel.A
-
-
 def _strip(word: str) -> str:
     return word.strip(".,?!").lower()
 
@@ -166,7 +162,7 @@ def build_timeline(script: Script, synthesize: Synthesize, path: str) -> DemoTim
     previous_last_phrase: float | None = None
     turn_ends: list[GroundTruthEvent] = []
     for turn in script.turns:
-        speaker, listener = turn.speaker, _other(turn.speaker)
+        speaker, listener = turn.speaker, turn.speaker.other
         cursor = LEAD_IN_S if previous_end is None else previous_end + turn.gap_s
         if previous_end is not None and turn_ends:
             last = turn_ends[-1]

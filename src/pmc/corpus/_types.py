@@ -42,6 +42,11 @@ class Channel(StrEnum):
     A = "A"
     B = "B"
 
+    @property
+    def other(self) -> Channel:
+        """The other side of the conversation."""
+        return Channel.B if self is Channel.A else Channel.A
+
 
 @dataclass(frozen=True)
 class Word:

@@ -55,11 +55,6 @@ class Candidate:
     label: Label
 
 
-def other(channel: Channel) -> Channel:
-    """The other side of the conversation."""
-    return Channel.B if channel is Channel.A else Channel.A
-
-
 def all_words(conversation: Conversation, labels: Labels, channel: Channel) -> list[Word]:
     """A speaker's words: the source's own and those gap fill added, in time order."""
     words = [*conversation.speaker(channel).words, *labels.filled_words.get(channel, ())]
@@ -85,7 +80,7 @@ def pause_candidates(conversation: Conversation, labels: Labels) -> tuple[int, l
             continue
         if pause.start_conv_s - turn.start_conv_s < TURN_BEFORE_PAUSE_MIN_S:
             continue
-        listener = all_words(conversation, labels, other(user))
+        listener = all_words(conversation, labels, user.other)
         if any(
             w.start_conv_s < pause.end_conv_s and w.end_conv_s > pause.start_conv_s
             for w in listener
@@ -131,7 +126,7 @@ def turn_end_candidates(conversation: Conversation, labels: Labels) -> tuple[int
             (
                 r
                 for r in turns
-                if r.speaker is other(user)
+                if r.speaker is user.other
                 and r.start_conv_s > turn.start_conv_s
                 and r.end_conv_s > turn.end_conv_s
             ),

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from pmc.audio import SAMPLE_RATE, FloatArray
 from pmc.gate import GateParams, speech_ratio
-from pmc.points._candidates import Candidate, other
+from pmc.points._candidates import Candidate
 from pmc.points._types import PointKind
 
 SILENCE_MAX_RATIO = 0.25
@@ -86,7 +86,7 @@ def passes_audio_gates(
     reply = candidate.reply
     if reply is None:
         return False
-    replier = tracks[other(candidate.user)]
+    replier = tracks[candidate.user.other]
     return _ratio(replier, reply.start_conv_s, reply.end_conv_s, gate) >= SPEECH_MIN_RATIO
 
 

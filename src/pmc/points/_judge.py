@@ -9,7 +9,6 @@ never selected. Verdicts are cached by (point id, model, prompt version).
 
 from __future__ import annotations
 
-from pmc.corpus import Channel
 from pmc.labels import Label, LabelKind, Labels
 from pmc.llm import JudgeCache, LlmClient, LlmError, LlmRequest, cached_complete
 from pmc.points._candidates import Candidate
@@ -75,11 +74,10 @@ def judge(
     cache: JudgeCache,
 ) -> JudgeVerdict:
     """Ask the judge about one survivor (or reuse its cached verdict)."""
-    other = Channel.B if candidate.user is Channel.A else Channel.A
     length = candidate.boundary_end_conv_s - candidate.boundary_conv_s
     task = PAUSE_TASK if candidate.kind is PointKind.PAUSE else TURN_END_TASK
     user = (
-        task.format(user=candidate.user.value, other=other.value, length=length)
+        task.format(user=candidate.user.value, other=candidate.user.other.value, length=length)
         + "\n\nTranscript:\n"
         + transcript_window(labels, candidate)
     )

@@ -20,7 +20,7 @@ TEMPLATE = (
 
 def identity_prompt(system: Channel) -> str:
     """The identity prompt for the speaker the system plays."""
-    them = Channel.B if system is Channel.A else Channel.A
+    them = system.other
     return TEMPLATE.format(me=system.value, them=them.value)
 
 

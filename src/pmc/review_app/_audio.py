@@ -35,7 +35,7 @@ class StereoClips:
         first = max(0, round(start_s * audio.SAMPLE_RATE))
         last = max(first, round(end_s * audio.SAMPLE_RATE))
         sides = []
-        for channel in (left, Channel.B if left is Channel.A else Channel.A):
+        for channel in (left, left.other):
             track = audio.read(conversation.speaker(channel).audio)[first:last]
             sides.append(np.pad(track, (0, last - first - len(track))))
         data = audio.wav_bytes(audio.to_pcm16(np.stack(sides, axis=1)), audio.SAMPLE_RATE)

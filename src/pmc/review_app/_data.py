@@ -229,7 +229,7 @@ class ReviewData:
                 "end_conv_s": clip.end_conv_s,
                 "audio": f"/audio/window/{window_id}.wav",
             },
-            "speakers": {"left": window.speaker.value, "right": _other(window.speaker).value},
+            "speakers": {"left": window.speaker.value, "right": window.speaker.other.value},
             "words": self._words(
                 window.conversation_id, engine, clip.start_conv_s, clip.end_conv_s
             ),
@@ -353,7 +353,3 @@ class ReviewData:
             return human_label(conversation.conversation_id, kind, speaker, start, end, text)
         except PmcError as exc:
             raise BadRequest(str(exc)) from None
-
-
-def _other(channel: Channel) -> Channel:
-    return Channel.B if channel is Channel.A else Channel.A

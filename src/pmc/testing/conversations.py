@@ -20,7 +20,7 @@ def synthetic_conversation(minutes: float = 12.0, seed: int = 0) -> Conversation
     stretches: dict[Channel, list[tuple[float, float]]] = {Channel.A: [], Channel.B: []}
     t, speaker = 0.5, Channel.A
     while t < end_s - 15:
-        listener = Channel.B if speaker is Channel.A else Channel.A
+        listener = speaker.other
         turn_end = t + rng.uniform(1.0, 12.0)
         while t < turn_end:
             run = rng.uniform(0.3, 4.0)
