@@ -94,7 +94,7 @@ def _takeover_latency(s: Score) -> float | None:
     return s.pause.latency_s if s.pause else None
 
 
-def _reply(field: str) -> Callable[[Score], float | None]:
+def reply_field(field: str) -> Callable[[Score], float | None]:
     def pick(s: Score) -> float | None:
         if s.reply is None or not s.reply.words:
             return None
@@ -108,7 +108,7 @@ def _censored(s: Score) -> bool:
     return bool(s.reply and s.reply.censored)
 
 
-def _strict(s: Score) -> bool | None:
+def strict_correct(s: Score) -> bool | None:
     return s.recall.strict.correct if s.recall else False
 
 
@@ -120,15 +120,15 @@ PAUSE_METRICS: dict[str, tuple[Metric, Callable[[Score], float | None] | None]] 
 }
 """Each metric, and for medians the per-rollout value its quartiles come from."""
 REPLY_METRICS: dict[str, tuple[Metric, Callable[[Score], float | None] | None]] = {
-    "latency_s": (_median(_reply("latency_s")), _reply("latency_s")),
+    "latency_s": (_median(reply_field("latency_s")), reply_field("latency_s")),
     "censored": (_rate(_censored), None),
-    "duration_ratio": (_median(_reply("duration_ratio")), _reply("duration_ratio")),
-    "word_ratio": (_median(_reply("word_ratio")), _reply("word_ratio")),
-    "token_f1": (_median(_reply("token_f1")), _reply("token_f1")),
-    "cosine": (_median(_reply("cosine")), _reply("cosine")),
+    "duration_ratio": (_median(reply_field("duration_ratio")), reply_field("duration_ratio")),
+    "word_ratio": (_median(reply_field("word_ratio")), reply_field("word_ratio")),
+    "token_f1": (_median(reply_field("token_f1")), reply_field("token_f1")),
+    "cosine": (_median(reply_field("cosine")), reply_field("cosine")),
 }
 RECALL_METRICS: dict[str, tuple[Metric, Callable[[Score], float | None] | None]] = {
-    "strict": (_rate(_strict), None),
+    "strict": (_rate(strict_correct), None),
 }
 
 

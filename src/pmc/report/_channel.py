@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from pmc.points import PointKind
-from pmc.report._aggregate import RESAMPLES
+from pmc.report._aggregate import RESAMPLES, reply_field, strict_correct
 from pmc.report._compare import paired_interval, with_interval
 from pmc.report._data import RunData
 from pmc.scoring import Score
@@ -62,24 +62,14 @@ def _twins(data: RunData, text: str, audio: str) -> bool:
 
 
 def _strict(score: Score) -> float | None:
-    return float(bool(score.recall and score.recall.strict.correct))
-
-
-def _reply(field: str) -> Callable[[Score], float | None]:
-    def pick(score: Score) -> float | None:
-        if score.reply is None or not score.reply.words:
-            return None
-        value = getattr(score.reply, field)
-        return None if value is None else float(value)
-
-    return pick
+    return float(bool(strict_correct(score)))
 
 
 ROWS: tuple[tuple[str, PointKind, Callable[[Score], float | None]], ...] = (
     ("conversation recall (strict)", PointKind.CONVERSATION_RECALL, _strict),
     ("fact recall (strict)", PointKind.FACT_RECALL, _strict),
-    ("turn-end token F1", PointKind.TURN_END, _reply("token_f1")),
-    ("turn-end cosine", PointKind.TURN_END, _reply("cosine")),
+    ("turn-end token F1", PointKind.TURN_END, reply_field("token_f1")),
+    ("turn-end cosine", PointKind.TURN_END, reply_field("cosine")),
 )
 """What is compared: recall over every history length, and the reply's similarity to the
 person's (where both replied with words)."""

@@ -19,7 +19,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from pmc.points import PointKind
-from pmc.report._aggregate import RECALL_PREFIX_S, RESAMPLES, Value, cell, metrics_for
+from pmc.report._aggregate import (
+    RECALL_PREFIX_S,
+    RESAMPLES,
+    Value,
+    cell,
+    metrics_for,
+    reply_field,
+)
 from pmc.report._data import RunData
 from pmc.scoring import PauseOutcome, Score, ScoreStatus
 from pmc.table import Cell, Table
@@ -99,10 +106,6 @@ def spread(groups: Sequence[Sequence[float]]) -> Spread:
     return Spread(icc, math.sqrt(msw), math.sqrt(max(0.0, (msb - msw) / k)), n)
 
 
-def _latency(score: Score) -> float | None:
-    return score.reply.latency_s if score.reply is not None and score.reply.words else None
-
-
 def nested_bootstrap(
     scores: Sequence[Score],
     metric: Callable[[Sequence[Score]], float | None],
@@ -166,7 +169,8 @@ def agreement(data: RunData, system: str, kind: PointKind, seed: int, resamples:
     all_agree = sum(len(set(o)) == 1 for o in outcomes) / len(outcomes) if outcomes else None
     latency = None
     if kind is PointKind.TURN_END:
-        values = [[_latency(s) for s in r] for r in complete]
+        latency_of = reply_field("latency_s")
+        values = [[latency_of(s) for s in r] for r in complete]
         latency = spread([[v for v in vs if v is not None] for vs in values if None not in vs])
     metric = metrics_for(kind)[HEADLINE[kind]][0]
     headline = nested_bootstrap([s for r in complete for s in r], metric, seed, resamples)
