@@ -291,11 +291,15 @@ class EndpointerCascade(LocalAdapter):
                 return
 
     async def _reply(self, endpoint_ns: int, utterance: FloatArray) -> None:
-        """Transcribe, choose, speak; then listen again once the reply has finished playing."""
-        await speak_reply(self, endpoint_ns + self.reply_latency_ns, utterance, self.reply_text)
+        """Answer; then listen again once the reply has finished playing."""
+        await self.answer(endpoint_ns + self.reply_latency_ns, utterance)
         self._utterance = []
         self.endpointer.reset()
         self._replying = False
+
+    async def answer(self, start_ns: int, utterance: FloatArray) -> None:
+        """Transcribe the turn, choose the reply, speak it from ``start_ns``."""
+        await speak_reply(self, start_ns, utterance, self.reply_text)
 
 
 async def speak_reply(
@@ -306,10 +310,17 @@ async def speak_reply(
     The reply's first sample goes out at ``start_ns``, or as soon as it is ready if computing
     it took longer (a ``reply_late_ms`` signal says so). Returns once the reply has played.
     """
-    clock, rate = adapter.clock, adapter.card.sample_rate
-    said = await clock.run_blocking(lambda: transcript(utterance))
+    said = await adapter.clock.run_blocking(lambda: transcript(utterance))
     history = adapter.preloaded.messages if adapter.preloaded is not None else []
-    text = reply_to(said, history, fallback)
+    await say_at(adapter, start_ns, reply_to(said, history, fallback))
+
+
+async def say_at(adapter: LocalAdapter, start_ns: int, text: str) -> None:
+    """Voice ``text`` and play it from ``start_ns`` (late, and saying so, if voicing took longer).
+
+    Returns once it has played.
+    """
+    clock, rate = adapter.clock, adapter.card.sample_rate
     voice = await clock.run_blocking(lambda: voiced(text))
     audio = resample(voice, SAMPLE_RATE, rate)
     overrun_ns = clock.now_ns() - start_ns

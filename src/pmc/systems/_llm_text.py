@@ -12,13 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pmc.audio import SAMPLE_RATE, FloatArray, resample
-from pmc.clock import NS_PER_S, Clock
+from pmc.audio import FloatArray
+from pmc.clock import Clock
 from pmc.llm import LlmClient, LlmError, LlmRequest, create_client
 from pmc.systems._adapter import EventKind, register_adapter
-from pmc.systems._baselines import CHUNK_S
 from pmc.systems._card import SystemCard
-from pmc.systems._endpointer import EndpointerCascade, transcript, voiced
+from pmc.systems._endpointer import EndpointerCascade, say_at, transcript, voiced
 
 DEFAULT_MODEL = "openai:gpt-4o"
 """The model whose transcript recall the paper quotes (appendix E)."""
@@ -78,25 +77,14 @@ class LlmTextAdapter(EndpointerCascade):
         text = answer.data.get("answer")
         return (text.strip() if isinstance(text, str) and text.strip() else NO_ANSWER), answer.raw
 
-    async def _reply(self, endpoint_ns: int, utterance: FloatArray) -> None:
-        """Transcribe the question, ask the model, speak its answer at the set latency."""
-        clock, rate = self.clock, self.card.sample_rate
-        start_ns = endpoint_ns + self.reply_latency_ns
-        heard = resample(utterance, rate, SAMPLE_RATE)
-        question = await clock.run_blocking(lambda: transcript(heard))
+    async def answer(self, start_ns: int, utterance: FloatArray) -> None:
+        """Transcribe the question, ask the model, speak its answer from ``start_ns``."""
+        question = await self.clock.run_blocking(lambda: transcript(utterance))
         try:
-            text, raw = await clock.run_blocking(lambda: self.ask(question))
+            text, raw = await self.clock.run_blocking(lambda: self.ask(question))
         except LlmError as exc:
             # The model failed this question: said in the trace; the system says it cannot.
             self.emit(EventKind.SIGNAL, detail={"llm_error": str(exc)})
             text, raw = NO_ANSWER, ""
         self.emit(EventKind.SIGNAL, detail={"question": question, "llm_raw": raw})
-        voice = resample(await clock.run_blocking(lambda: voiced(text)), SAMPLE_RATE, rate)
-        overrun_ns = clock.now_ns() - start_ns
-        if overrun_ns > 0:
-            self.emit(EventKind.SIGNAL, detail={"reply_late_ms": overrun_ns / 1e6})
-        await self.speak_at(start_ns, voice, text, CHUNK_S)
-        await clock.sleep_until(start_ns + len(voice) * NS_PER_S // rate)
-        self._utterance = []
-        self.endpointer.reset()
-        self._replying = False
+        await say_at(self, start_ns, text)
