@@ -1,16 +1,9 @@
 """Points stage: the moments every system is put at (paper section 3.3)."""
 
+from pmc.points._files import MANIFEST_FILE, WINDOWS_FILE, points_dir, read_points, read_windows
+from pmc.points._funnel import DEFAULT_DRAW, Funnel
 from pmc.points._recall import RECALL_FACTS_FILE
-from pmc.points._stage import (
-    DEFAULT_DRAW,
-    MANIFEST_FILE,
-    WINDOWS_FILE,
-    Funnel,
-    points_dir,
-    read_points,
-    read_windows,
-    run_points,
-)
+from pmc.points._stage import run_points
 from pmc.points._types import POINT_SCHEMA_VERSION, JudgeVerdict, Point, PointKind, point_id
 
 __all__ = [

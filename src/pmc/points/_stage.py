@@ -7,9 +7,7 @@ second reads only the conversations with drawn points and writes their cuts.
 from __future__ import annotations
 
 import functools
-import json
 import shutil
-from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -18,11 +16,10 @@ import numpy as np
 
 from pmc import audio, io
 from pmc.corpus import Channel, Conversation, conversation_paths, read_conversation
-from pmc.errors import PmcError
 from pmc.gate import GateParams
 from pmc.labels import SELECTION_FILE, LabelKind, Labels, Selection, labels_dir, read_labels
 from pmc.llm import JudgeCache, LlmClient
-from pmc.points._candidates import Candidate, other, pause_candidates, turn_end_candidates
+from pmc.points._candidates import Candidate, pause_candidates, turn_end_candidates
 from pmc.points._curate import (
     cap_per_conversation,
     features,
@@ -38,6 +35,13 @@ from pmc.points._cuts import (
     to_sample,
     write_wav,
 )
+from pmc.points._files import (
+    FUNNEL_FILE,
+    MANIFEST_FILE,
+    WINDOWS_FILE,
+    points_dir,
+)
+from pmc.points._funnel import DEFAULT_DRAW, Funnel
 from pmc.points._judge import PROMPT_VERSION as JUDGE_PROMPT_VERSION
 from pmc.points._judge import judge as judge_candidate
 from pmc.points._judge import selectable
@@ -52,19 +56,12 @@ from pmc.points._recall import (
     read_facts,
 )
 from pmc.points._types import JudgeVerdict, Point, PointKind, point_id
+from pmc.points._windows import review_cut, window_of
 from pmc.progress import Start
-from pmc.review import Window, WindowKind, read_log, window_reviews
+from pmc.review import Window
 from pmc.tts import TextToSpeech, VoiceHint, create_tts
 
-POINTS_DIR = "points"
-MANIFEST_FILE = "manifest.jsonl"
-FUNNEL_FILE = "funnel.json"
-WINDOWS_FILE = "windows.jsonl"
-"""Every pause and turn-end window the judge left, drawn or not, for ``pmc review``."""
 JUDGE_CACHE_FILE = "judge_cache.jsonl"
-FUNNEL_SCHEMA_VERSION = 2
-DEFAULT_DRAW = 300
-"""The run reported in the paper draws 300 points of each kind (section 3.3)."""
 
 
 @dataclass(frozen=True)
@@ -81,59 +78,6 @@ class _Draft:
     features: dict[str, float] = field(default_factory=dict)
     score: float = 0.0
     verdict: JudgeVerdict | None = None
-
-
-@dataclass
-class Funnel:
-    """How many boundaries survived each stage, per kind (the paper's Table 4)."""
-
-    conversations: int = 0
-    candidates: Counter[str] = field(default_factory=Counter)
-    label_gates: Counter[str] = field(default_factory=Counter)
-    audio_gates: Counter[str] = field(default_factory=Counter)
-    capped: Counter[str] = field(default_factory=Counter)
-    judged: Counter[str] = field(default_factory=Counter)
-    reviewed: Counter[str] = field(default_factory=Counter)
-    drawn: Counter[str] = field(default_factory=Counter)
-    judge: str = "none: heuristic ranking"
-    draw: int = DEFAULT_DRAW
-    seed: int = 0
-    require_review: int = 0
-    """Windows kept only when this many reviewers accept them (0: unreviewed windows stay)."""
-    rejected: Counter[str] = field(default_factory=Counter)
-    """Windows a reviewer rejected, by point kind."""
-    review_problems: list[str] = field(default_factory=list)
-    """Review log lines that could not be read (each names its file and line)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-JSON form, with the schema version."""
-        stages = (
-            "candidates",
-            "label_gates",
-            "audio_gates",
-            "capped",
-            "judged",
-            "rejected",
-            "reviewed",
-            "drawn",
-        )
-        return {
-            "schema_version": FUNNEL_SCHEMA_VERSION,
-            "conversations": self.conversations,
-            "judge": self.judge,
-            "draw": self.draw,
-            "seed": self.seed,
-            "require_review": self.require_review,
-            "kinds": {
-                kind.value: {stage: getattr(self, stage)[kind.value] for stage in stages}
-                for kind in PointKind
-            },
-        }
-
-
-def points_dir(workdir: Path) -> Path:
-    """Where the points stage writes."""
-    return workdir / POINTS_DIR
 
 
 def _selected(workdir: Path) -> set[str] | None:
@@ -272,7 +216,11 @@ def run_points(
         drafts.extend(_drafts(conversation, read_labels(labels_path), facts, funnel, curation))
         if advance:
             advance()
-    windows = {d.point_id: _window(d) for d in drafts if d.candidate is not None}
+    windows = {
+        d.point_id: window_of(d.point_id, d.kind, d.candidate)
+        for d in drafts
+        if d.candidate is not None
+    }
     drafts = _reviewed(workdir, drafts, windows, funnel)
     chosen: set[str] = set()
     for kind in PointKind:
@@ -308,46 +256,19 @@ def run_points(
     return points, funnel
 
 
-def _window(draft: _Draft) -> Window:
-    """A drafted pause or turn end as a reviewer sees it."""
-    c = draft.candidate
-    if c is None:
-        raise ValueError(f"{draft.point_id}: a recall question is not a window")
-    end = c.reply.end_conv_s if c.reply is not None else c.stream_end_conv_s
-    return Window(
-        window_id=draft.point_id,
-        kind=WindowKind(draft.kind.value),
-        conversation_id=draft.conversation_id,
-        speaker=c.user,
-        boundary_conv_s=c.boundary_conv_s,
-        boundary_end_conv_s=c.boundary_end_conv_s,
-        context_start_conv_s=c.turn.start_conv_s,
-        context_end_conv_s=max(end, c.boundary_end_conv_s),
-        label_id=c.label.id,
-        label_sha256=c.label.content_sha256(),
-    )
-
-
 def _reviewed(
     workdir: Path, drafts: list[_Draft], windows: dict[str, Window], funnel: Funnel
 ) -> list[_Draft]:
-    """The drafts a review leaves: none rejected, and enough acceptances where asked."""
-    log = read_log(workdir)
-    funnel.review_problems = log.skipped
-    current = {w.window_id: w.label_sha256 for w in windows.values()}
-    reviews = window_reviews(log.entries, current)
+    """The drafts a review leaves (:func:`review_cut`), counted in the funnel."""
+    cut = review_cut(workdir, windows.values(), funnel.require_review)
+    funnel.review_problems = cut.problems
     kept = []
     for d in drafts:
-        review = reviews.get(d.point_id)
-        if d.point_id in windows:
-            if review is not None and review.rejected:
-                funnel.rejected[d.kind.value] += 1
-                continue
-            accepted = len(review.accepted_by) if review is not None else 0
-            if accepted < funnel.require_review:
-                continue
-        funnel.reviewed[d.kind.value] += 1
-        kept.append(d)
+        if d.point_id in cut.rejected:
+            funnel.rejected[d.kind.value] += 1
+        elif d.point_id not in cut.unaccepted:
+            funnel.reviewed[d.kind.value] += 1
+            kept.append(d)
     return kept
 
 
@@ -364,7 +285,7 @@ def _finish(
     turns = labels.of(LabelKind.TURN)
     c = draft.candidate
     if c is not None:
-        user, system = c.user, other(c.user)
+        user, system = c.user, c.user.other
         stream_start = to_sample(c.turn.start_conv_s)
         stream_end = to_sample(c.stream_end_conv_s)
         live = cut(tracks[user], stream_start, stream_end)
@@ -373,7 +294,7 @@ def _finish(
         fact = draft.recall
         if fact is None or draft.history_end_conv_s is None:
             raise ValueError(f"{draft.point_id}: a recall draft without its question")
-        user, system = ASKER, other(ASKER)
+        user, system = ASKER, ASKER.other
         stream_start = stream_end = to_sample(draft.history_end_conv_s)
         question = _spoken(speaker, fact.question, fact.voice_pitch)
         live = cut(question, 0, len(question))
@@ -449,20 +370,3 @@ def _write(out: Path, points: list[Point], funnel: Funnel, windows: list[Window]
         for w in windows:
             handle.write(io.json_line(w.to_dict()))
     io.write_json(out / FUNNEL_FILE, funnel.to_dict())
-
-
-def read_points(workdir: Path) -> list[Point]:
-    """The manifest's points."""
-    return [Point.from_dict(d) for d in _records(points_dir(workdir) / MANIFEST_FILE, "points")]
-
-
-def read_windows(workdir: Path) -> list[Window]:
-    """Every pause and turn-end window of the last ``pmc points``, drawn or not."""
-    return [Window.from_dict(d) for d in _records(points_dir(workdir) / WINDOWS_FILE, "windows")]
-
-
-def _records(path: Path, what: str) -> list[dict[str, Any]]:
-    if not path.exists():
-        raise PmcError(f"{path}: no {what} here; run `pmc points` first")
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line]
