@@ -198,7 +198,9 @@ class ReviewData:
         window = self.window(window_id)
         clip = self.clip(window)
         engine = self.engine(window.conversation_id)
-        current = self.current()
+        # This window's label as the labels file holds it now (read once, for labels too).
+        now = {x.id: x.content_sha256() for x in engine.labels if x.id == window.label_id}
+        current = {window_id: now[window.label_id]} if now else {}
         mine = latest_window_decisions(read_log(self.workdir, self.reviewer).entries).get(
             (self.reviewer, window_id)
         )
@@ -250,7 +252,7 @@ class ReviewData:
             raise BadRequest(f"a window is accepted or rejected, not {decision.value!r}")
         if (decision is Decision.REJECT) != (reason is not None):
             raise BadRequest("a rejection needs a reason from the list, and an acceptance none")
-        sha = self.current().get(window_id)
+        sha = current_hashes(self.workdir, [window]).get(window_id)
         if sha is None:
             raise Conflict(
                 f"window {window_id}: its label {window.label_id} is no longer in the labels; "
