@@ -4,8 +4,9 @@ The paper quotes GPT-4o's recall on the transcript (97%, appendix E) without run
 the benchmark; this system does run it. It hears the spoken question, transcribes it with the
 bundled recogniser, reads the history as text (the same messages the hosted systems are given),
 asks a chat model through :mod:`pmc.llm` for the answer, and speaks it with Piper a set time
-after its endpointer (the cascade's) finds the question's end. Its answer is then transcribed and scored like every other system's.
-It answers recall points only (its card's ``params.point_kinds``).
+after its endpointer (the cascade's) finds the question's end. Its answer is then transcribed
+and scored like every other system's. It answers recall points only (its card's
+``params.point_kinds``).
 """
 
 from __future__ import annotations
