@@ -9,6 +9,7 @@ temporary folder (Ray's socket paths must stay under 108 bytes) and a bounded ob
 from __future__ import annotations
 
 import os
+import tempfile
 from types import ModuleType
 from typing import Any
 
@@ -17,6 +18,11 @@ from pmc.errors import PmcError
 INSTALL_HINT = "--ray needs Ray: pip install 'pmc[ray]'"
 AUTO = "auto"
 """Connect to the cluster this machine belongs to, or start a local one when there is none."""
+SOCKET_PATH_MAX = 107
+"""Linux's longest socket path (``sun_path`` is 108 bytes with its terminating NUL)."""
+SOCKET_TAIL_CHARS = 64
+"""What Ray adds below its temporary folder for its deepest socket:
+``/session_<date>_<time>_<microseconds>_<pid>/sockets/plasma_store``, a pid of up to 7 digits."""
 LOCAL_OBJECT_STORE_BYTES = 512 * 2**20
 """A local cluster's object store (Ray's default takes 30% of memory per node, in /dev/shm)."""
 QUIET_ENV = {
@@ -78,7 +84,19 @@ def connect(address: str | None = AUTO, num_cpus: int | None = None) -> ModuleTy
 
 def temp_dir() -> str:
     """A short folder for a local cluster's sockets and logs (``PMC_RAY_TMP`` overrides it)."""
-    return os.environ.get("PMC_RAY_TMP", f"/tmp/pmc-ray-{os.getuid()}")
+    return os.environ.get("PMC_RAY_TMP") or short_folder(f"pmc-ray-{os.getuid()}")
+
+
+def short_folder(name: str) -> str:
+    """``name`` in the system temporary folder, or in ``/tmp`` where that is too deep.
+
+    Too deep: Ray's sockets below it would pass Linux's limit. Ray makes the folder when it
+    starts, so nothing an earlier run left is needed.
+    """
+    path = os.path.join(tempfile.gettempdir(), name)
+    if len(path) + SOCKET_TAIL_CHARS <= SOCKET_PATH_MAX:
+        return path
+    return os.path.join("/tmp", name)
 
 
 def disconnect() -> None:

@@ -6,7 +6,10 @@ is noted (each node's own when it joins, their descendants whenever a node leave
 end) and, after Ray's own shutdown, any that still runs is killed by its id, so the suite
 leaves nothing behind. Nothing leaves this machine (Ray binds the host's own address; asking it
 for 127.0.0.1 leaves the head announcing the host's address, which then cannot be reached), a
-short temporary folder of its own (socket paths must stay under 108 bytes),
+short temporary folder of its own (socket paths must stay under 108 bytes) that is also Ray's
+default folder while the cluster runs (``RAY_TMPDIR``: Ray's ``Cluster`` writes its address
+file there without making the folder, so on a machine where Ray never ran the default
+``$TMPDIR/ray`` is missing and the start fails),
 ``RAY_AUTH_MODE=disabled`` (set by :mod:`pmc.cluster`), no dashboard, and a bounded object store
 per node.
 """
@@ -101,36 +104,50 @@ class TwoNodes:
 
 
 @contextlib.contextmanager
+def _own_folder() -> Iterator[str]:
+    """A new short folder, Ray's default folder (``RAY_TMPDIR``) until the block ends."""
+    # mkdtemp's name is as long as this one, so its sockets fit where this one's would.
+    parent = os.path.dirname(cluster.short_folder("pmc-ray-XXXXXXXX"))
+    temp = tempfile.mkdtemp(prefix="pmc-ray-", dir=parent)
+    os.mkdir(os.path.join(temp, "ray"))  # where Cluster writes ray_current_cluster
+    before = os.environ.get("RAY_TMPDIR")
+    os.environ["RAY_TMPDIR"] = temp
+    try:
+        yield temp
+    finally:
+        if before is None:
+            os.environ.pop("RAY_TMPDIR", None)
+        else:
+            os.environ["RAY_TMPDIR"] = before
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+@contextlib.contextmanager
 def two_nodes() -> Iterator[TwoNodes]:
     """Start the cluster and connect this process to it; stop every process at the end."""
     ray = cluster.ray_module()
     from ray.cluster_utils import Cluster
 
-    temp = tempfile.mkdtemp(prefix="pmc-ray-", dir="/tmp")
-    started = TwoNodes(
-        Cluster(
-            initialize_head=True,
-            head_node_args={
-                "num_cpus": 1,
-                "object_store_memory": STORE_BYTES,
-                "temp_dir": temp,
-                "include_dashboard": False,
-            },
-        )
-    )
-    try:
-        started._note(started.nodes.head_node)
-        started.add_node()
-        cluster.connect(started.address)
-        yield started
-    finally:
-        for node in [started.nodes.head_node, *started.nodes.worker_nodes]:
-            if node is not None:
-                started._note(node)
-        ray.shutdown()
-        started.nodes.shutdown()
-        stop(started.pids)
-        shutil.rmtree(temp, ignore_errors=True)
+    with _own_folder() as temp:
+        head = {
+            "num_cpus": 1,
+            "object_store_memory": STORE_BYTES,
+            "temp_dir": temp,
+            "include_dashboard": False,
+        }
+        started = TwoNodes(Cluster(initialize_head=True, head_node_args=head))
+        try:
+            started._note(started.nodes.head_node)
+            started.add_node()
+            cluster.connect(started.address)
+            yield started
+        finally:
+            for node in [started.nodes.head_node, *started.nodes.worker_nodes]:
+                if node is not None:
+                    started._note(node)
+            ray.shutdown()
+            started.nodes.shutdown()
+            stop(started.pids)
 
 
 def stop(pids: set[int]) -> None:
