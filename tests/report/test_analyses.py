@@ -241,9 +241,22 @@ def test_exceptional_outcomes_are_counted_per_kind() -> None:
             reply=ReplyScore(None, None, 0, 1.0, 3, None, None, True, ""),
         ),
         Score("t", "s", 1, PointKind.TURN_END, "c", ScoreStatus.TRANSPORT_ERROR, SETTINGS),
+        Score(
+            "t2",
+            "s",
+            0,
+            PointKind.TURN_END,
+            "c",
+            ScoreStatus.UNTRANSCRIBED,
+            SETTINGS,
+            reply=ReplyScore(None, None, 0, 1.0, 3, None, None, False, ""),
+        ),
     ]
-    table = outcomes_table(data_of({"s": scores}, [pause_point, turn]))
-    # Rollout 1's error is not rollout 0: left out, like everything else of the report.
-    assert table.rows == (("s", 1, 1, 1, 1, 0, 0, 0, 1, 0),)
+    table = outcomes_table(
+        data_of({"s": scores}, [pause_point, turn, point("t2", PointKind.TURN_END, "c")])
+    )
+    # Rollout 1's error is not rollout 0: left out, like everything else of the report. The
+    # reply heard without words is counted apart from the one without any.
+    assert table.rows == (("s", 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0),)
     with pytest.raises(ValueError, match="does not fit"):
         type(table)("k", "t", ("a",), (("x", "y"),))

@@ -18,6 +18,7 @@ from pmc.scoring import (
     ScoreStatus,
     ScoreTally,
     ScoringCluster,
+    Transcription,
     make_judge,
     read_scores,
     run_scoring,
@@ -60,6 +61,16 @@ from pmc.scoring import (
     "first window or the one before) or window (the start of the first 20 ms window that "
     "passed the gate, as the paper did). Scores made with the other setting are made again.",
 )
+@click.option(
+    "--transcription",
+    type=click.Choice([mode.value for mode in Transcription]),
+    default=Transcription.GATED.value,
+    show_default=True,
+    help="What the recogniser hears: gated (each stretch of speech the gate found, with half a "
+    "second each side, as a clip of its own) or track (the whole played track in one pass, as "
+    "before; a short or repeated reply can lose its words). Scores made with the other setting "
+    "are made again.",
+)
 @click.option("--system", "systems", multiple=True, help="Only this system (repeatable).")
 @ray_option
 @click.option(
@@ -76,6 +87,7 @@ def score_command(
     judge: str | None,
     workers: int | None,
     onset: str,
+    transcription: str,
     systems: tuple[str, ...],
     ray_address: str | None,
     gpus_per_worker: float,
@@ -91,7 +103,13 @@ def score_command(
         raise click.UsageError("--gpus-per-worker needs --ray")
     if gpus_per_worker and asr.startswith("faster-whisper") and "@" not in asr:
         asr = f"{asr}@cuda"
-    settings = ScoreSettings(asr=asr, gate=GateParams(), judge=judge, onset=OnsetRule(onset))
+    settings = ScoreSettings(
+        asr=asr,
+        gate=GateParams(),
+        judge=judge,
+        onset=OnsetRule(onset),
+        transcription=Transcription(transcription),
+    )
     hook = make_judge(judge, run_dir) if judge else None
     where = ScoringCluster(ray_address, gpus_per_worker) if ray_address else None
     with progress_bar("scoring rollouts") as start:
@@ -107,7 +125,7 @@ def print_summary(run_dir: Path, tallies: dict[str, ScoreTally]) -> None:
     table = Table(title=f"Scores of {run_dir.name} (rollout 0)", title_justify="left")
     for name in ("system", "pause silent/takeover/after", "turn-end latency", "recall (strict)"):
         table.add_column(name)
-    table.add_column("no audio / failed", justify="right")
+    table.add_column("no audio / heard, no words / failed", justify="right")
     for system in sorted(tallies):
         scores = [s for s in read_scores(run_dir, system) if s.rollout == 0]
         # A pause without any audio was held: silent.
@@ -131,7 +149,8 @@ def print_summary(run_dir: Path, tallies: dict[str, ScoreTally]) -> None:
         recall = [s.recall.strict.correct for s in scores if s.recall is not None]
         recall_text = f"{sum(recall) / len(recall):.2f} (n={len(recall)})" if recall else "-"
         odd = sum(s.status is ScoreStatus.NO_AUDIO for s in scores)
+        heard = sum(s.status is ScoreStatus.UNTRANSCRIBED for s in scores)
         failed = sum(s.status is ScoreStatus.TRANSPORT_ERROR for s in scores)
-        table.add_row(system, shares, latency, recall_text, f"{odd} / {failed}")
+        table.add_row(system, shares, latency, recall_text, f"{odd} / {heard} / {failed}")
     out.print(table)
     out.print(f"scores in {run_dir / 'scores'}", soft_wrap=True)

@@ -25,6 +25,8 @@ class MainRow:
         no_audio: Points where the system sent no audio.
         values: Each metric's value, quartiles and interval.
         reference: The reference row it is, if it is one.
+        untranscribed: Points where the gate heard speech after the boundary and the
+            recogniser no words (counted in the rates as no reply, and shown here as heard).
     """
 
     system: str
@@ -34,6 +36,7 @@ class MainRow:
     no_audio: int
     values: dict[str, Value]
     reference: ReferenceRow | None = None
+    untranscribed: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form."""
@@ -43,6 +46,7 @@ class MainRow:
             "points": self.points,
             "failed": self.failed,
             "no_audio": self.no_audio,
+            "untranscribed": self.untranscribed,
             "values": {k: v.to_dict() for k, v in self.values.items()},
             "reference": None if self.reference is None else self.reference.value,
         }
@@ -75,6 +79,7 @@ def row(
         sum(s.status is ScoreStatus.NO_AUDIO for s in kept),
         values,
         reference,
+        sum(s.status is ScoreStatus.UNTRANSCRIBED for s in kept),
     )
 
 

@@ -35,9 +35,14 @@ def outcomes_table(data: RunData) -> Table:
                 _count(pause, ScoreStatus.NO_AUDIO),
                 _count(pause, ScoreStatus.TRANSPORT_ERROR),
                 sum(bool(s.reply and s.reply.censored) for s in turn),
-                sum(not (s.reply and s.reply.words) for s in scored_turns),
+                sum(
+                    not (s.reply and s.reply.words) and s.status is not ScoreStatus.UNTRANSCRIBED
+                    for s in scored_turns
+                ),
+                _count(turn, ScoreStatus.UNTRANSCRIBED),
                 _count(turn, ScoreStatus.TRANSPORT_ERROR),
                 _count(recall, ScoreStatus.NO_AUDIO),
+                _count(recall, ScoreStatus.UNTRANSCRIBED),
                 _count(recall, ScoreStatus.TRANSPORT_ERROR),
                 sum(s.late_input for s in first),
                 sum(bool(s.pause and s.pause.wordless) for s in pause),
@@ -52,8 +57,10 @@ def outcomes_table(data: RunData) -> Table:
             "pause: errors",
             "turn end: censored",
             "turn end: no words",
+            "turn end: heard, no words",
             "turn end: errors",
             "recall: no audio",
+            "recall: heard, no words",
             "recall: errors",
             "late input",
             "pause: wordless",
@@ -61,7 +68,9 @@ def outcomes_table(data: RunData) -> Table:
         tuple(rows),
         "Rollout 0 of each point. Only errors (transport failures, retried on resume) are left "
         "out of the scores. Censored: still speaking at the 30 s cap, on the played track. Late "
-        "input: the streamer ran later than its bound; such rollouts are kept and marked.",
+        "input: the streamer ran later than its bound; such rollouts are kept and marked. "
+        "Heard, no words: the gate found speech after the boundary and the recogniser no words "
+        "in it; counted as no reply in the rates.",
     )
 
 

@@ -67,14 +67,21 @@ def _per_kind(
         names = list(mine[0].values)
         history = " (120 s of history)" if "strict" in names else ""
         body: tuple[tuple[Cell, ...], ...] = tuple(
-            (_system(r), r.points, r.no_audio, r.failed, *(value(r.values[n]) for n in names))
+            (
+                _system(r),
+                r.points,
+                r.no_audio,
+                r.untranscribed,
+                r.failed,
+                *(value(r.values[n]) for n in names),
+            )
             for r in mine
         )
         out.append(
             Table(
                 f"{key}_{kind.value}",
                 title.format(kind=_kind_name(kind), history=history),
-                ("system", "points", "no audio", "failed", *names),
+                ("system", "points", "no audio", "heard, no words", "failed", *names),
                 body,
                 note,
             )

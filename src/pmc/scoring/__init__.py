@@ -22,6 +22,13 @@ from pmc.scoring._stage import (
     workdir_of,
 )
 from pmc.scoring._text import StrictVerdict, content_words, strict_recall, token_f1, tokens
+from pmc.scoring._transcribe import (
+    CLIP_JOIN_S,
+    CLIP_MARGIN_S,
+    Transcription,
+    clips,
+    transcribe_track,
+)
 from pmc.scoring._types import (
     DEFAULT_SCORING_ASR,
     SCORE_SCHEMA_VERSION,
@@ -33,6 +40,8 @@ from pmc.scoring._types import (
 from pmc.scoring._verdicts import make_judge
 
 __all__ = [
+    "CLIP_JOIN_S",
+    "CLIP_MARGIN_S",
     "DEFAULT_SCORING_ASR",
     "SCORES_DIR",
     "SCORE_SCHEMA_VERSION",
@@ -52,6 +61,8 @@ __all__ = [
     "ScoringCluster",
     "StrictVerdict",
     "TalkStretch",
+    "Transcription",
+    "clips",
     "content_words",
     "embedder",
     "embedding_model_path",
@@ -67,5 +78,6 @@ __all__ = [
     "talk_stretches",
     "token_f1",
     "tokens",
+    "transcribe_track",
     "workdir_of",
 ]

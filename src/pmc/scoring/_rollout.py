@@ -26,6 +26,7 @@ from pmc.scoring._metrics import (
     reply_stretches,
 )
 from pmc.scoring._text import has_words, strict_recall, token_f1
+from pmc.scoring._transcribe import transcribe_track
 from pmc.scoring._types import RecallScore, Score, ScoreSettings, ScoreStatus
 
 Similarity = Callable[[str, str], float | None]
@@ -76,12 +77,14 @@ def score_rollout(
     if not any(o.samples for o in trace.outputs):
         return replace(base, status=ScoreStatus.NO_AUDIO)
     intervals = speech_intervals(track, settings.gate, SAMPLE_RATE, settings.onset)
-    words = transcriber.transcribe(track) if intervals else []
+    words = transcribe_track(track, intervals, transcriber, settings.transcription)
     found = evidence(intervals, words)
     scored = replace(base, evidence=tuple(found), ungated_words=len(ungated(words, found)))
     if point.kind is PointKind.PAUSE:
         pause: PauseScore = pause_score(found, point.boundary_stream_s, point.boundary_end_stream_s)
         return replace(scored, pause=pause)
+    if _untranscribed(found, point.boundary_stream_s):
+        scored = replace(scored, status=ScoreStatus.UNTRANSCRIBED)
     if point.kind is PointKind.TURN_END:
         return replace(scored, reply=_reply(found, point, trace.protocol, settings, similarity))
     said = " ".join(
@@ -90,6 +93,12 @@ def score_rollout(
     return replace(
         scored, recall=RecallScore(said, strict_recall(said, point.gold_answer, point.kind))
     )
+
+
+def _untranscribed(found: list[Evidence], boundary_s: float) -> bool:
+    """Speech after the boundary, and no words in any of it (nor in talk running into it)."""
+    after = [e for e in found if e.end_stream_s > boundary_s]
+    return bool(after) and not reply_stretches(found, boundary_s)
 
 
 def _reply(

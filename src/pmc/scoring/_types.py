@@ -16,6 +16,7 @@ from pmc.scoring._evidence import Evidence
 from pmc.scoring._metrics import PauseScore, ReplyScore
 from pmc.scoring._recall_judge import RecallVerdict
 from pmc.scoring._text import StrictVerdict
+from pmc.scoring._transcribe import Transcription
 
 SCORE_SCHEMA_VERSION = 1
 DEFAULT_SCORING_ASR = "faster-whisper:base"
@@ -35,6 +36,10 @@ class ScoreStatus(StrEnum):
     """The system sent no audio at all."""
     TRANSPORT_ERROR = "transport_error"
     """The rollout failed (its ``error.json`` says why); it is retried on resume of the run."""
+    UNTRANSCRIBED = "untranscribed"
+    """A turn end or a recall point where the gate heard speech after the boundary and the
+    recogniser returned no words for any of it: a reply heard but not counted, shown as such,
+    never as no reply. Its evidence and reply fields are filled in as for a scored one."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,8 @@ class ScoreSettings:
         embedding: The sentence-embedding model of reply similarity.
         onset: Where a speech interval's onset is placed: refined to the first sample of its
             speech (the default), or on the gate's 20 ms window grid, as the paper did.
+        transcription: What the recogniser hears: each stretch of gated speech as its own
+            clip (the default), or the whole track in one pass, as before this setting.
     """
 
     asr: str = DEFAULT_SCORING_ASR
@@ -55,6 +62,7 @@ class ScoreSettings:
     judge: str | None = None
     embedding: str = EMBEDDING_MODEL
     onset: OnsetRule = OnsetRule.ENVELOPE
+    transcription: Transcription = Transcription.GATED
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form."""
@@ -64,13 +72,15 @@ class ScoreSettings:
             "judge": self.judge,
             "embedding": self.embedding,
             "onset": self.onset.value,
+            "transcription": self.transcription.value,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ScoreSettings:
-        """Inverse of :meth:`to_dict`; settings without ``embedding`` or ``onset`` predate it.
+        """Inverse of :meth:`to_dict`; settings without a later key predate it.
 
-        Onsets were on the window grid before ``onset`` was recorded.
+        Onsets were on the window grid before ``onset`` was recorded, and the whole track was
+        transcribed in one pass before ``transcription`` was.
         """
         return cls(
             str(data["asr"]),
@@ -78,6 +88,7 @@ class ScoreSettings:
             data.get("judge"),
             str(data.get("embedding", _EARLIER_EMBEDDING_MODEL)),
             OnsetRule(data.get("onset", OnsetRule.WINDOW.value)),
+            Transcription(data.get("transcription", Transcription.TRACK.value)),
         )
 
     def digest(self) -> str:

@@ -2,7 +2,8 @@
 
 For tests of the protocol and the run stage. A card with ``adapter = "scripted"`` takes
 ``params.say``: a list of ``{"at_s", "seconds", "text", "rms"}`` (a tone of that length and
-loudness starting at that stream time, with its text). ``params.stall_ms`` makes it block
+loudness starting at that stream time, with its text; with ``"spoken": true`` the text itself
+in Piper's voice instead of the tone). ``params.stall_ms`` makes it block
 the whole process for that long on its 50th frame, as a badly behaved in-process model would.
 
 A card with ``adapter = "held"`` says nothing and does not connect until the file
@@ -82,7 +83,12 @@ class ScriptedSystem(LocalAdapter):
         """Schedule the script."""
         for line in self.card.params.get("say", []):
             item: dict[str, Any] = dict(line)
-            audio = tone(float(item["seconds"]), float(item.get("rms", 0.1)))
+            if item.get("spoken"):  # its text in Piper's voice instead of a tone
+                from pmc.tts import VoiceHint, create_tts
+
+                audio = create_tts().speak(str(item["text"]), VoiceHint())
+            else:
+                audio = tone(float(item["seconds"]), float(item.get("rms", 0.1)))
             at = self.stream_ns(float(item["at_s"]))
             self.spawn(self.speak_at(at, audio, str(item.get("text", "")), 0.2))
 
