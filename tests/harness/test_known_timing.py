@@ -352,6 +352,18 @@ def test_every_rollout_ran_and_was_scored(scored: Run, system: str) -> None:
     assert {s.settings.onset for s in scores} == {OnsetRule.ENVELOPE}
 
 
+@pytest.mark.parametrize("system", [HOSTED, DUPLEX])
+def test_a_turn_end_the_fake_answered_stops_as_replied(scored: Run, system: str) -> None:
+    # Both wires carry the answer's words (a transcript; Moshi's text tokens), so the rollout
+    # ends once the words are followed by the reply silence, not at the no-reply limit.
+    ends = {
+        point_id: trace["protocol"]["stop_reason"]
+        for point_id, trace in traces(scored.folder, system).items()
+        if scored.points[point_id].kind is PointKind.TURN_END
+    }
+    assert ends and set(ends.values()) == {"replied"}, ends
+
+
 def test_the_fakes_stream_clocks_start_where_the_harness_s_does(scored: Run) -> None:
     # The truth is on each fake's stream clock; it is only the harness's if the two origins
     # agree. Both processes read one monotonic clock, so the origins compare directly.

@@ -37,6 +37,7 @@ def test_bundled_cards_load() -> None:
         "moshi",
         "moshi-preloaded",
         "never-speak",
+        "pcm-agent",
         "person",
         "personaplex",
         "personaplex-stock",
@@ -59,7 +60,7 @@ def test_bundled_cards_load() -> None:
 
 def test_every_bundled_card_reads_back_from_what_a_rollout_records() -> None:
     cards = [load_card(p) for p in sorted(SYSTEMS.glob("*.toml"))]
-    assert len(cards) == 23
+    assert len(cards) == 24
     for card in cards:
         assert SystemCard.from_dict(card.to_dict()) == card
 

@@ -138,6 +138,18 @@ def test_every_rollout_ran_and_was_scored(scored: Run, name: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(HOSTED))
+def test_a_turn_end_the_fake_answered_stops_as_replied(scored: Run, name: str) -> None:
+    # Every hosted wire carries the answer's transcript: the rollout ends once its words are
+    # followed by the reply silence, never at the no-reply limit.
+    ends = {
+        point_id: trace["protocol"]["stop_reason"]
+        for point_id, trace in traces(scored.folder, name).items()
+        if scored.points[point_id].kind is PointKind.TURN_END
+    }
+    assert len(ends) == 2 and set(ends.values()) == {"replied"}, ends
+
+
+@pytest.mark.parametrize("name", sorted(HOSTED))
 def test_scores_match_what_the_fake_did(scored: Run, name: str) -> None:
     fake = scored.fakes[name]
     report: list[object] = []

@@ -24,6 +24,7 @@ class WebsocketPcmAdapter(WebsocketAdapter):
     """PCM16 frames out, PCM16 audio and JSON signals back, over one websocket."""
 
     VERSION = "1"
+    SENDS_TEXT = False  # PCM and JSON signals only: a reply is the system's speech alone
 
     def __init__(self, card: SystemCard, clock: Clock) -> None:
         super().__init__(card, clock)
