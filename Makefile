@@ -32,8 +32,8 @@ demo: $(STAMP_RUN)
 
 test: lint chromium $(STAMP_DUPLEX)
 	@shared=$$(mktemp -d) && export PMC_TEST_SHARED=$$shared; \
-	echo "$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup -m 'not benchmark and not alone'"; \
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup -m 'not benchmark and not alone'; parallel=$$?; \
+	echo "$(BIN)/pytest -n $(TEST_WORKERS) -m 'not benchmark and not alone'"; \
+	$(BIN)/pytest -n $(TEST_WORKERS) -m 'not benchmark and not alone'; parallel=$$?; \
 	echo "$(BIN)/pytest -m 'alone and not benchmark'"; \
 	$(BIN)/pytest -m 'alone and not benchmark'; alone=$$?; \
 	rm -rf "$$shared"; test $$parallel = 0 && test $$alone = 0

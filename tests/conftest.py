@@ -41,48 +41,40 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
-DEMO_FIXTURES = ("demo_workdir", "demo_points_workdir", "reference_run")
-"""The shared folders that take longest to build, each on the one before (tests/shared.py)."""
+SHARED_WORKER = {
+    module: "ray"
+    for module in (
+        "tests/bench/test_cluster.py",
+        "tests/duplex/test_pool.py",
+        "tests/harness/test_ray.py",
+        "tests/harness/test_ray_demo.py",
+        "tests/harness/test_ray_node.py",
+        "tests/harness/test_ray_timing.py",
+    )
+}
+"""Modules whose tests share one worker beyond their own module: every test that starts or joins
+a Ray cluster (Ray's ``auto`` joins any cluster running on the machine, so two at once would
+find each other), one after another."""
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Keep each module's tests on one pytest-xdist worker, in an order that keeps both busy.
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Hand pytest-xdist's workers whole modules (and :data:`SHARED_WORKER`'s as one).
 
-    With ``--dist loadgroup``, a module's fixtures (a run, a server, a browser) are then built
-    once, not once per worker that got one of its tests. A module that shares state beyond
-    itself names its group (``pytestmark = pytest.mark.xdist_group(NAME)``): ``ray`` for every
-    test that starts or joins a Ray cluster (Ray's ``auto`` joins any cluster running on the
-    machine, so two at once would find each other).
-
-    Order: the first group that needs the reference run goes first, its module that needs it
-    first, so one worker builds the demo's folders from the start; then every group that needs
-    none of them, which the other worker runs meanwhile; then the rest, once they are built.
-    Every worker sorts the same collection the same way, as pytest-xdist requires.
+    A module's fixtures (a run, a server, a browser) are then built once, not once per worker
+    that got one of its tests. pytest-xdist's own ``--dist loadgroup`` cannot do this here: it
+    renames node ids to carry the group, and pytest 9 no longer reads the renamed id, so every
+    test was scheduled alone. Only the default distribution is replaced.
     """
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+    if config.getvalue("dist") not in ("load", "loadscope"):
+        return None
+    from xdist.scheduler import LoadScopeScheduling
 
-    def group(item: pytest.Item) -> str:
-        mark = item.get_closest_marker("xdist_group")
-        return str(mark.args[0]) if mark and mark.args else ""
+    class ByModule(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return SHARED_WORKER.get(module, module)
 
-    def needs(item: pytest.Item, fixtures: tuple[str, ...]) -> bool:
-        return any(name in getattr(item, "fixturenames", ()) for name in fixtures)
-
-    modules_needing_run = {i.nodeid.split("::", 1)[0] for i in items if needs(i, DEMO_FIXTURES[2:])}
-    first = next((group(i) for i in items if needs(i, DEMO_FIXTURES[2:])), None)
-    demo_groups = {group(i) for i in items if needs(i, DEMO_FIXTURES)}
-    order = {id(item): n for n, item in enumerate(items)}
-
-    def key(item: pytest.Item) -> tuple[int, int, int]:
-        g = group(item)
-        rank = 0 if g == first else 2 if g in demo_groups else 1
-        builds = 0 if item.nodeid.split("::", 1)[0] in modules_needing_run else 1
-        return (rank, builds if rank == 0 else 0, order[id(item)])
-
-    items.sort(key=key)
+    return ByModule(config, log)
 
 
 @pytest.fixture(scope="session")

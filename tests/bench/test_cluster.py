@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from pmc.bench import ClusterBenchRow, HarnessBenchRow, holds, largest_held
 from pmc.cli import cli
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
+pytestmark = pytest.mark.slow
 
 
 def _row(

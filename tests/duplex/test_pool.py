@@ -44,7 +44,7 @@ from pmc.systems import Family, SystemCard, adapter_factory, bundled_cards, load
 from pmc.testing.duplex import SERVER_ENV, model_args
 from pmc.testing.points import write_points
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
+pytestmark = pytest.mark.slow
 
 SYSTEMS = bundled_cards()
 POOL = "test-pool"

@@ -32,7 +32,7 @@ from tests.harness.ray_nodes import TwoNodes
 from tests.harness.test_kill_resume import held_card
 from tests.systems.conftest import card_at
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
+pytestmark = pytest.mark.slow
 
 SYSTEMS = bundled_cards()
 VIRTUAL = ("never-speak", "always-speak", "person", "shuffled-person")

@@ -26,7 +26,7 @@ from tests.conftest import REFERENCE_SYSTEMS, reference_settings
 from tests.harness.ray_nodes import TwoNodes
 from tests.systems.conftest import linked_points
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
+pytestmark = pytest.mark.slow
 
 SYSTEMS = bundled_cards()
 ASR = "faster-whisper:tiny.en"

@@ -20,7 +20,7 @@ from tests.harness.ray_nodes import TwoNodes
 from tests.harness.test_kill_resume import held_card
 from tests.harness.test_ray import STALL_S, run_in_thread, wait_until_held
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
+pytestmark = pytest.mark.slow
 
 SYSTEMS = bundled_cards()
 RESOURCE = "held-node"

@@ -31,7 +31,7 @@ from tests.harness.ray_nodes import TwoNodes
 from tests.harness.test_ray_demo import ASR
 from tests.systems.conftest import linked_points
 
-pytestmark = [pytest.mark.slow, pytest.mark.alone, pytest.mark.xdist_group("ray")]
+pytestmark = [pytest.mark.slow, pytest.mark.alone]
 
 SAME_WITHIN_MS = 5.0
 """The cluster issue's bound on a real-clock rollout's latency, Ray against local."""

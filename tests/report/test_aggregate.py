@@ -97,7 +97,7 @@ def test_the_main_table_is_written_per_kind_as_markdown_csv_and_json(tmp_path: P
     rows = [MainRow("sys", PointKind.PAUSE, 2, 0, 0, values)]
     write_main_table(rows, tmp_path, seed=3, resamples=50)
     md = (tmp_path / "main_table.md").read_text()
-    assert "## pause" in md and "| sys | 2 | 0 | 0 | 0.50" in md
+    assert "## pause" in md and "| sys | 2 | 0 | 0 | 0 | 0.50" in md
     lines = list(csv.DictReader((tmp_path / "main_table.csv").open()))
     assert {r["metric"] for r in lines} == {"silent", "takeover", "after", "takeover_latency_s"}
     results = json.loads((tmp_path / "results.json").read_text())
@@ -117,18 +117,21 @@ def test_each_kind_is_one_table_in_every_file_with_pipes_escaped(tmp_path: Path)
         MainRow("a|b", PointKind.PAUSE, 4, 1, 0, pauses),
         MainRow("c", PointKind.PAUSE, 3, 0, 3, pauses, ReferenceRow.NEVER_SPEAK),
         MainRow("c", PointKind.TURN_END, 2, 0, 2, turns, ReferenceRow.NEVER_SPEAK),
+        MainRow("d", PointKind.TURN_END, 3, 0, 0, turns, untranscribed=2),
     ]
     assert markdown(rows) == (
         "## pause\n\n"
-        "| system | points | no audio | failed | takeover | takeover_latency_s |\n"
-        "|---|---|---|---|---|---|\n"
-        "| a\\|b | 4 | 0 | 1 | 0.50 [0.25, 0.75] | 0.20 [0.00, 1.50] |\n"
-        "| c (reference: never speak) | 3 | 3 | 0 | 0.50 [0.25, 0.75] | 0.20 [0.00, 1.50] |\n"
+        "| system | points | no audio | heard, no words | failed | takeover "
+        "| takeover_latency_s |\n"
+        "|---|---|---|---|---|---|---|\n"
+        "| a\\|b | 4 | 0 | 0 | 1 | 0.50 [0.25, 0.75] | 0.20 [0.00, 1.50] |\n"
+        "| c (reference: never speak) | 3 | 3 | 0 | 0 | 0.50 [0.25, 0.75] | 0.20 [0.00, 1.50] |\n"
         "\n"
         "## turn end\n\n"
-        "| system | points | no audio | failed | latency_s |\n"
-        "|---|---|---|---|---|\n"
-        "| c (reference: never speak) | 2 | 2 | 0 | - |\n"
+        "| system | points | no audio | heard, no words | failed | latency_s |\n"
+        "|---|---|---|---|---|---|\n"
+        "| c (reference: never speak) | 2 | 2 | 0 | 0 | - |\n"
+        "| d | 3 | 0 | 2 | 0 | - |\n"
     )
     tables = main_tables(rows)
     assert [t.key for t in tables] == [
@@ -137,10 +140,10 @@ def test_each_kind_is_one_table_in_every_file_with_pipes_escaped(tmp_path: Path)
         "main_turn_end",
         "intervals_turn_end",
     ]
-    assert tables[0].rows[0] == ("a|b", 4, 0, 1, "0.50", "0.20 (0.10-0.30)")
-    assert tables[1].rows[0] == ("a|b", 4, 0, 1, "[0.25, 0.75]", "[0.00, 1.50]")
+    assert tables[0].rows[0] == ("a|b", 4, 0, 0, 1, "0.50", "0.20 (0.10-0.30)")
+    assert tables[1].rows[0] == ("a|b", 4, 0, 0, 1, "[0.25, 0.75]", "[0.00, 1.50]")
     write_main_table(rows, tmp_path, seed=0, resamples=10)
     assert (tmp_path / "main_table.md").read_text() == markdown(rows)
     report = (tmp_path / "report.md").read_text()
     assert report == "\n".join([ROLLOUTS_USED + "\n", *(t.markdown() for t in tables)])
-    assert "| a\\|b | 4 | 0 | 1 | 0.50 | 0.20 (0.10-0.30) |" in report
+    assert "| a\\|b | 4 | 0 | 0 | 1 | 0.50 | 0.20 (0.10-0.30) |" in report
