@@ -98,6 +98,16 @@ def test_a_clip_s_words_are_put_back_on_the_stream_clock_by_its_first_sample() -
     assert transcribe_track(track, [], stamps) == []
 
 
+def test_scores_made_before_the_setting_read_as_one_pass_and_are_made_again() -> None:
+    earlier = ScoreSettings().to_dict()
+    del earlier["transcription"]
+    read = ScoreSettings.from_dict(earlier)
+    assert read.transcription is Transcription.TRACK
+    # The stage makes again every score whose settings' digest is not the run's.
+    assert read.digest() != ScoreSettings().digest()
+    assert ScoreSettings.from_dict(ScoreSettings().to_dict()) == ScoreSettings()
+
+
 def _turn_end(points: list[Point]) -> Point:
     """The demo's shortest turn end with room for two phrases before its boundary."""
     room = 2 * SPACING_S + 0.5
