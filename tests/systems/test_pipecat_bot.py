@@ -251,7 +251,8 @@ def test_barge_in_clear_reaches_pmc_and_nothing_of_the_cut_reply_follows(played:
             margin = rollout.tolerance_s()
             silent = rollout.track[sample(at + margin) : sample(until - margin)]
             assert len(silent) and np.abs(silent).max() < SILENT, (at, until)
-            sounding = rollout.track[sample(began) : sample(at - margin)]
-            assert np.abs(sounding).max() > 100 * SILENT, "the cut reply never sounded"
+            # up to the clear itself: on a loaded machine the margin can outgrow the cut reply
+            sounding = rollout.track[sample(began) : sample(at)]
+            assert len(sounding) and np.abs(sounding).max() > 100 * SILENT, "it never sounded"
             cut += 1
     assert cut >= 1, "no reply was cut: the points give no barge-in"
