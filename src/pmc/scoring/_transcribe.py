@@ -80,7 +80,7 @@ def transcribe_track(
         return transcriber.transcribe(track)
     words = []
     for clip in clips(intervals, len(track)):
+        shift = clip.start_s
         for w in transcriber.transcribe(track[clip.start_sample : clip.end_sample]):
-            shift = clip.start_s
             words.append(TimedWord(w.text, w.start_s + shift, w.end_s + shift, w.probability))
     return words

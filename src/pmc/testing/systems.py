@@ -55,6 +55,15 @@ def tone(seconds: float, rms: float = 0.1, rate: int = 24_000, hz: float = 220.0
     return np.asarray(wave, dtype=np.float32)
 
 
+def _audio(item: dict[str, Any]) -> FloatArray:
+    """What a line of the script sounds like: its text in Piper's voice, or a tone."""
+    if item.get("spoken"):
+        from pmc.tts import VoiceHint, create_tts
+
+        return create_tts().speak(str(item["text"]), VoiceHint())
+    return tone(float(item["seconds"]), float(item.get("rms", 0.1)))
+
+
 @register_adapter("scripted")
 class ScriptedSystem(LocalAdapter):
     """Speaks a script; fails where the test says.
@@ -72,6 +81,8 @@ class ScriptedSystem(LocalAdapter):
         self.commits: list[int] = []
         self.frames_received = 0
         self.samples_received = 0
+        # Voiced here, before the stream starts: never inside the real-time loop.
+        self._script = [(dict(line), _audio(dict(line))) for line in card.params.get("say", [])]
 
     async def connect(self) -> None:
         """Refuse if told to."""
@@ -81,14 +92,7 @@ class ScriptedSystem(LocalAdapter):
 
     def on_start(self) -> None:
         """Schedule the script."""
-        for line in self.card.params.get("say", []):
-            item: dict[str, Any] = dict(line)
-            if item.get("spoken"):  # its text in Piper's voice instead of a tone
-                from pmc.tts import VoiceHint, create_tts
-
-                audio = create_tts().speak(str(item["text"]), VoiceHint())
-            else:
-                audio = tone(float(item["seconds"]), float(item.get("rms", 0.1)))
+        for item, audio in self._script:
             at = self.stream_ns(float(item["at_s"]))
             self.spawn(self.speak_at(at, audio, str(item.get("text", "")), 0.2))
 
