@@ -19,23 +19,31 @@ STAMP_DUPLEX := $(DUPLEX_VENV)/.installed
 UV := $(BIN)/uv
 PIP := $(UV) pip install --quiet --python $(BIN)/python
 DUPLEX_PIP := $(UV) pip install --quiet --python $(DUPLEX_BIN)/python
-# Test workers (pytest-xdist): one per core. Each module stays on one worker (tests/conftest.py),
-# so its fixtures are built once. Tests marked `alone` (a fake whose timing neighbours would
-# starve) run after the others, by themselves; both runs share the folders built once
-# (PMC_TEST_SHARED, tests/shared.py).
-TEST_WORKERS ?= 2
+# Test workers (pytest-xdist). The suite's work is mostly computing (Whisper, Piper, Ray), and
+# a third worker fills the cores while another waits on a real-time stream. Each module stays on
+# one worker (tests/conftest.py), so its fixtures are built once. Tests marked `alone` (a fake
+# whose timing neighbours at the same priority would starve) run beside them in a pytest of
+# their own at normal priority, the workers at the lowest (nice 19), so that the timed tests get
+# the cores whenever they ask; both share the folders built once (PMC_TEST_SHARED,
+# tests/shared.py). The alone tests' report is printed when both have finished.
+TEST_WORKERS ?= 3
 
 .PHONY: demo test fresh-test lint format bench clean chromium duplex-env
 
 demo: $(STAMP_RUN)
 	$(BIN)/pmc demo --workdir $(WORKDIR)
 
-test: lint chromium $(STAMP_DUPLEX)
+test: $(STAMP_DEV)
+	@$(MAKE) --no-print-directory -j3 lint chromium duplex-env
 	@shared=$$(mktemp -d) && export PMC_TEST_SHARED=$$shared; \
-	echo "$(BIN)/pytest -n $(TEST_WORKERS) -m 'not benchmark and not alone'"; \
-	$(BIN)/pytest -n $(TEST_WORKERS) -m 'not benchmark and not alone'; parallel=$$?; \
-	echo "$(BIN)/pytest -m 'alone and not benchmark'"; \
-	$(BIN)/pytest -m 'alone and not benchmark'; alone=$$?; \
+	echo "$(BIN)/pytest -m 'alone and not benchmark' (beside the workers; its report follows theirs)"; \
+	$(BIN)/pytest -m 'alone and not benchmark' --basetemp="$$shared/alone" -p no:cacheprovider \
+		> "$$shared/alone.log" 2>&1 & alone_pid=$$!; \
+	echo "nice -n 19 $(BIN)/pytest -n $(TEST_WORKERS) -m 'not benchmark and not alone'"; \
+	nice -n 19 $(BIN)/pytest -n $(TEST_WORKERS) -m 'not benchmark and not alone'; parallel=$$?; \
+	wait $$alone_pid; alone=$$?; \
+	echo "---- the alone tests ($(BIN)/pytest -m 'alone and not benchmark') ----"; \
+	cat "$$shared/alone.log"; \
 	rm -rf "$$shared"; test $$parallel = 0 && test $$alone = 0
 
 # `make test` as on a machine that never ran it: a fresh clone of this checkout's HEAD, with new

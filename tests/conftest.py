@@ -41,33 +41,59 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
-SHARED_WORKER = {
-    module: "ray"
-    for module in (
-        "tests/bench/test_cluster.py",
-        "tests/duplex/test_pool.py",
-        "tests/harness/test_ray.py",
-        "tests/harness/test_ray_demo.py",
-        "tests/harness/test_ray_node.py",
-        "tests/harness/test_ray_timing.py",
-    )
-}
+RAY_MODULES = (
+    "tests/harness/test_ray_demo.py",
+    "tests/harness/test_ray.py",
+    "tests/harness/test_ray_node.py",
+    "tests/bench/test_cluster.py",
+    "tests/duplex/test_pool.py",
+)
+"""Every module of the parallel part that starts or joins a Ray cluster, in the order they run.
+
+They share one worker (:data:`SHARED_WORKER`) and go first: ``test_ray_demo`` needs the
+reference run, the longest chain of the suite (the demo synthesised, its points, the reference
+systems run and scored), and starting it at once lets the other workers take everything else
+meanwhile. The harness modules stay together: their cluster is one package fixture."""
+
+SHARED_WORKER = dict.fromkeys(RAY_MODULES, "ray")
 """Modules whose tests share one worker beyond their own module: every test that starts or joins
-a Ray cluster (Ray's ``auto`` joins any cluster running on the machine, so two at once would
-find each other), one after another."""
+a Ray cluster, one after another (two clusters started by one process's tests at once would
+share its ``RAY_TMPDIR`` and its connection)."""
+
+LONG_MODULES = (
+    "tests/systems/test_hosted_e2e.py",
+    "tests/cli/test_user_commands.py",
+    "tests/systems/test_pcm_agent.py",
+    "tests/duplex/test_e2e.py",
+    "tests/systems/test_agent_wires.py",
+    "tests/systems/test_hosted_pushback.py",
+    "tests/harness/test_stage.py",
+    "tests/scoring/test_stage.py",
+)
+"""The longest modules after the Ray ones (over 30 s each on 2 cores), handed out next: the
+longest first, so that no worker is left with a long module at the end."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Put the Ray modules, then the long ones, before the rest (each in collection order)."""
+    rank = {module: i for i, module in enumerate((*RAY_MODULES, *LONG_MODULES))}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """Hand pytest-xdist's workers whole modules (and :data:`SHARED_WORKER`'s as one).
+    """Hand pytest-xdist's workers whole modules (and :data:`SHARED_WORKER`'s as one), in order.
 
     A module's fixtures (a run, a server, a browser) are then built once, not once per worker
     that got one of its tests. pytest-xdist's own ``--dist loadgroup`` cannot do this here: it
     renames node ids to carry the group, and pytest 9 no longer reads the renamed id, so every
-    test was scheduled alone. Only the default distribution is replaced.
+    test was scheduled alone. Only the default distribution is replaced; modules are handed out
+    in collection order (:func:`pytest_collection_modifyitems`), not by their number of tests.
     """
     if config.getvalue("dist") not in ("load", "loadscope"):
         return None
     from xdist.scheduler import LoadScopeScheduling
+
+    config.option.loadscopereorder = False
 
     class ByModule(LoadScopeScheduling):  # type: ignore[misc]
         def _split_scope(self, nodeid: str) -> str:
