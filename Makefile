@@ -25,7 +25,9 @@ DUPLEX_PIP := $(UV) pip install --quiet --python $(DUPLEX_BIN)/python
 # whose timing neighbours at the same priority would starve) run beside them in a pytest of
 # their own at normal priority, the workers at the lowest (nice 19), so that the timed tests get
 # the cores whenever they ask; both share the folders built once (PMC_TEST_SHARED,
-# tests/shared.py). The alone tests' report is printed when both have finished.
+# tests/shared.py). The alone tests start once the workers have built the demo points they need
+# (built at normal priority, the build would starve the workers); their report is printed when
+# both have finished.
 TEST_WORKERS ?= 3
 
 .PHONY: demo test fresh-test lint format bench clean chromium duplex-env
@@ -36,13 +38,14 @@ demo: $(STAMP_RUN)
 test: $(STAMP_DEV)
 	@$(MAKE) --no-print-directory -j3 lint chromium duplex-env
 	@shared=$$(mktemp -d) && export PMC_TEST_SHARED=$$shared; \
-	echo "$(BIN)/pytest -m 'alone and not benchmark' (beside the workers; its report follows theirs)"; \
-	$(BIN)/pytest -m 'alone and not benchmark' --basetemp="$$shared/alone" -p no:cacheprovider \
-		> "$$shared/alone.log" 2>&1 & alone_pid=$$!; \
 	echo "nice -n 19 $(BIN)/pytest -n $(TEST_WORKERS) -m 'not benchmark and not alone'"; \
-	nice -n 19 $(BIN)/pytest -n $(TEST_WORKERS) -m 'not benchmark and not alone'; parallel=$$?; \
-	wait $$alone_pid; alone=$$?; \
-	echo "---- the alone tests ($(BIN)/pytest -m 'alone and not benchmark') ----"; \
+	nice -n 19 $(BIN)/pytest -n $(TEST_WORKERS) -m 'not benchmark and not alone' & parallel_pid=$$!; \
+	while [ ! -e "$$shared/demo-points/.built" ] && kill -0 $$parallel_pid 2>/dev/null; do \
+		sleep 1; done; \
+	$(BIN)/pytest -m 'alone and not benchmark' --basetemp="$$shared/alone" -p no:cacheprovider \
+		> "$$shared/alone.log" 2>&1; alone=$$?; \
+	wait $$parallel_pid; parallel=$$?; \
+	echo "---- beside them: $(BIN)/pytest -m 'alone and not benchmark' ----"; \
 	cat "$$shared/alone.log"; \
 	rm -rf "$$shared"; test $$parallel = 0 && test $$alone = 0
 

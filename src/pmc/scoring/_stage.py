@@ -149,7 +149,8 @@ def run_scoring(
         if cluster is not None:
             _score_on_ray(todo, settings, workers, cluster, finish)
         else:
-            _score_here(todo, settings, workers or 2, finish)
+            # No more processes than rollouts: each loads both models before its first.
+            _score_here(todo, settings, min(workers or 2, len(todo)), finish)
     _assemble(run_dir, sorted(tallies))
     return tallies
 
