@@ -10,6 +10,7 @@ metrics (``_metrics``, ``_text``, ``_embed``, ``_recall_judge``); and the resuma
 from pmc.scoring._embed import Embedder, embedder
 from pmc.scoring._embed import model_path as embedding_model_path
 from pmc.scoring._evidence import Evidence, TalkStretch, evidence, talk_stretches
+from pmc.scoring._memo import RememberingTranscriber, clip_digest
 from pmc.scoring._metrics import PauseOutcome, PauseScore, ReplyScore, pause_score, reply_score
 from pmc.scoring._recall_judge import RecallItem, RecallJudgeError, RecallVerdict, judge_recall
 from pmc.scoring._rollout import score_rollout
@@ -53,6 +54,7 @@ __all__ = [
     "RecallJudgeError",
     "RecallScore",
     "RecallVerdict",
+    "RememberingTranscriber",
     "ReplyScore",
     "Score",
     "ScoreSettings",
@@ -62,6 +64,7 @@ __all__ = [
     "StrictVerdict",
     "TalkStretch",
     "Transcription",
+    "clip_digest",
     "clips",
     "content_words",
     "embedder",

@@ -8,9 +8,9 @@ fixed order. Scoring the same rollouts twice writes identical files.
 
 from __future__ import annotations
 
-import functools
 import json
 import multiprocessing
+import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -167,11 +167,18 @@ def _score_here(
     library first loads it, changes Whisper's word times, so every worker must start with
     :data:`WORKER_ENV` (this process may have loaded those libraries already). Spawned, not
     forked: a fork of a process whose model libraries run threads can deadlock in the child.
+    The workers share the words of the clips they heard through a temporary folder
+    (:mod:`pmc.scoring._memo`).
     """
-    init = functools.partial(init_worker, settings.asr)
     spawn = multiprocessing.get_context("spawn")
     data = settings.to_dict()
-    with worker_env(), ProcessPoolExecutor(workers, mp_context=spawn, initializer=init) as pool:
+    with (
+        tempfile.TemporaryDirectory(prefix="pmc-words-") as memo,
+        worker_env(),
+        ProcessPoolExecutor(
+            workers, mp_context=spawn, initializer=init_worker, initargs=(settings.asr, memo)
+        ) as pool,
+    ):
         futures = [
             (t, pool.submit(score_in_worker, t.folder, t.point, t.system, t.rollout, data))
             for t in todo

@@ -11,6 +11,7 @@ from typing import Any
 from pmc.asr import Transcriber, create_transcriber, faster_whisper
 from pmc.points import Point
 from pmc.scoring._embed import embedder
+from pmc.scoring._memo import RememberingTranscriber
 from pmc.scoring._rollout import score_rollout
 from pmc.scoring._types import ScoreSettings
 
@@ -22,9 +23,13 @@ Whisper, and so its word times (by hundreds of milliseconds on the tests' tracks
 must not depend on where they were made."""
 
 
-def init_worker(asr: str) -> None:
-    """Load the recogniser and the embedder once per worker process."""
-    WORKER["asr"] = _transcriber(asr, 1)
+def init_worker(asr: str, memo: str | None = None) -> None:
+    """Load the recogniser and the embedder once per worker process.
+
+    The recogniser hears each distinct clip once (:mod:`pmc.scoring._memo`); ``memo`` is a folder
+    where the workers of one pool share what they heard.
+    """
+    WORKER["asr"] = RememberingTranscriber(_transcriber(asr, 1), Path(memo) if memo else None)
     WORKER["embed"] = embedder()
 
 
