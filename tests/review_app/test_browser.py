@@ -184,6 +184,16 @@ PLAYHEAD = """() => {
 }"""
 
 
+PLAYHEAD_SETTLED = """() => {
+    const svg = document.getElementById('timeline');
+    const line = svg.querySelector('line.playhead');
+    const a = document.getElementById('player');
+    const x = parseFloat(svg.dataset.x0) + a.currentTime * parseFloat(svg.dataset.pxPerS);
+    return a.paused && Math.abs(parseFloat(line.getAttribute('x1')) - x) < 1.0;
+}"""
+"""The player is paused and the playhead drawn where its time is (within a pixel)."""
+
+
 # -- window mode -------------------------------------------------------------------------------
 
 
@@ -239,7 +249,9 @@ def test_the_page_lists_every_window_and_plays_its_stereo_clip(
         page.keyboard.press("Space")
         page.wait_for_function("() => document.getElementById('player').currentTime > 0.2")
         page.keyboard.press("Space")
-        page.wait_for_function("() => document.getElementById('player').paused")
+        # ``paused`` turns true at once; the pause and timeupdate events that redraw the playhead
+        # come in a task after it (later on a loaded machine): wait for the redraw, not a time.
+        page.wait_for_function(PLAYHEAD_SETTLED)
         # The timeline starts where the clip does, so the player's time maps straight onto it.
         playhead = page.evaluate(PLAYHEAD)
         assert playhead["t0"] == api(server, f"api/window/{ids[0]}")["clip"]["start_conv_s"]

@@ -1037,7 +1037,7 @@ function wireControls() {
   $("zoom-out").addEventListener("click", () => zoomBy(1 / ZOOM_STEP));
   const audio = player();
   audio.addEventListener("play", () => requestAnimationFrame(followPlayhead));
-  for (const name of ["timeupdate", "seeked", "loadedmetadata"]) {
+  for (const name of ["timeupdate", "pause", "seeked", "loadedmetadata"]) {
     audio.addEventListener(name, updatePlayhead);
   }
   audio.addEventListener("error", () => {
