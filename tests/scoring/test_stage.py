@@ -3,6 +3,7 @@
 Their defining values, resume, idempotence, and failed rollouts as outcomes.
 """
 
+import multiprocessing
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -18,6 +19,7 @@ from pmc.scoring import (
     Score,
     ScoreSettings,
     ScoreStatus,
+    close_scoring_pool,
     read_scores,
     run_scoring,
 )
@@ -107,6 +109,32 @@ def test_scoring_again_keeps_every_score_and_rewrites_identical_files(run: Path)
     run_scoring(run, FAST, workers=2)  # from nothing, in worker processes
     after = {p: p.read_bytes() for p in (run / "scores").rglob("*") if p.is_file()}
     assert after == before
+
+
+def test_a_second_pass_with_the_same_recogniser_keeps_its_workers(
+    run: Path, tmp_path: Path
+) -> None:
+    """Workers load Whisper and the embedder once per program, not once per pass."""
+    shutil.copytree(run.parent.parent, tmp_path / "w")
+    copy = tmp_path / "w" / run.relative_to(run.parent.parent)
+    made = {p.relative_to(run): p.read_bytes() for p in (run / "scores").rglob("*") if p.is_file()}
+
+    def children() -> set[int]:
+        return {p.pid for p in multiprocessing.active_children() if p.pid is not None}
+
+    close_scoring_pool()
+    others = children()
+    passes = []
+    for _ in range(2):
+        shutil.rmtree(copy / "scores")
+        run_scoring(copy, FAST, workers=2)
+        passes.append(children() - others)
+        found = (copy / "scores").rglob("*")
+        again = {p.relative_to(copy): p.read_bytes() for p in found if p.is_file()}
+        assert {k: v for k, v in again.items() if k in made} == made and again.keys() == made.keys()
+    assert len(passes[0]) == 2 and passes[1] == passes[0]
+    close_scoring_pool()
+    assert not children() & passes[0]
 
 
 def test_scores_made_with_another_onset_rule_are_made_again(run: Path, tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from pmc.scoring._embed import model_path as embedding_model_path
 from pmc.scoring._evidence import Evidence, TalkStretch, evidence, talk_stretches
 from pmc.scoring._memo import RememberingTranscriber, clip_digest
 from pmc.scoring._metrics import PauseOutcome, PauseScore, ReplyScore, pause_score, reply_score
+from pmc.scoring._pool import close_scoring_pool
 from pmc.scoring._recall_judge import RecallItem, RecallJudgeError, RecallVerdict, judge_recall
 from pmc.scoring._rollout import score_rollout
 from pmc.scoring._stage import (
@@ -66,6 +67,7 @@ __all__ = [
     "Transcription",
     "clip_digest",
     "clips",
+    "close_scoring_pool",
     "content_words",
     "embedder",
     "embedding_model_path",

@@ -9,10 +9,8 @@ fixed order. Scoring the same rollouts twice writes identical files.
 from __future__ import annotations
 
 import json
-import multiprocessing
-import tempfile
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,9 +20,10 @@ from pmc.errors import PmcError
 from pmc.harness import ERROR_FILE, RUN_FILE, TRACE_FILE
 from pmc.points import Point, read_points
 from pmc.progress import Start
+from pmc.scoring._pool import close_scoring_pool, scoring_pool
 from pmc.scoring._ray import RayScoring
 from pmc.scoring._types import Score, ScoreSettings, ScoreStatus
-from pmc.scoring._worker import init_worker, score_in_worker, worker_env
+from pmc.scoring._worker import score_in_worker
 
 SCORES_DIR = "scores"
 
@@ -113,8 +112,9 @@ def run_scoring(
     Args:
         run_dir: ``WORKDIR/runs/<run_id>``.
         settings: Recogniser, gate and judge.
-        workers: Processes that transcribe (1: in this process; None: 2, or with ``cluster``
-            one per CPU of the cluster, one per GPU when its workers take GPUs).
+        workers: Processes that transcribe (None: 2, or with ``cluster`` one per CPU of the
+            cluster, one per GPU when its workers take GPUs); local ones are kept for the next
+            pass with the same recogniser and number (:func:`close_scoring_pool` ends them).
         systems: Only these systems (all by default).
         start: Progress hook: ``start(total)`` returns the function called per rollout.
         judge: Adds LLM verdicts to a recall score (run here, not in the workers).
@@ -161,30 +161,28 @@ def _score_here(
     workers: int,
     finish: Callable[[_Task, dict[str, Any]], None],
 ) -> None:
-    """Score in ``workers`` fresh processes on this machine, one recogniser thread each.
+    """Score in ``workers`` processes on this machine, one recogniser thread each.
 
-    Always in fresh processes, never in this one: OpenMP's thread count, read once when a
+    Always in worker processes, never in this one: OpenMP's thread count, read once when a
     library first loads it, changes Whisper's word times, so every worker must start with
-    :data:`WORKER_ENV` (this process may have loaded those libraries already). Spawned, not
-    forked: a fork of a process whose model libraries run threads can deadlock in the child.
-    The workers share the words of the clips they heard through a temporary folder
-    (:mod:`pmc.scoring._memo`).
+    :data:`WORKER_ENV` (this process may have loaded those libraries already). The workers are
+    kept for the next pass with the same recogniser (:mod:`pmc.scoring._pool`).
     """
-    spawn = multiprocessing.get_context("spawn")
+    pool = scoring_pool(settings.asr, workers)
     data = settings.to_dict()
-    with (
-        tempfile.TemporaryDirectory(prefix="pmc-words-") as memo,
-        worker_env(),
-        ProcessPoolExecutor(
-            workers, mp_context=spawn, initializer=init_worker, initargs=(settings.asr, memo)
-        ) as pool,
-    ):
-        futures = [
-            (t, pool.submit(score_in_worker, t.folder, t.point, t.system, t.rollout, data))
-            for t in todo
-        ]
+    futures = [
+        (t, pool.submit(score_in_worker, t.folder, t.point, t.system, t.rollout, data))
+        for t in todo
+    ]
+    try:
         for task, future in futures:
             finish(task, future.result())
+    except BaseException as exc:
+        for _, future in futures:
+            future.cancel()
+        if isinstance(exc, BrokenProcessPool):
+            close_scoring_pool()  # a worker died: the next pass starts new ones
+        raise
 
 
 def _score_on_ray(
