@@ -71,7 +71,10 @@ FAULTS = {
         Dialect.GEMINI,
         "gemini-3.1-flash-live",
         once(error_after=30),
-        "connection lost (received 1011 (internal error) injected fault",
+        # "connection lost (received ..." or, when the close overtakes a frame being sent,
+        # "connection lost while sending (received ...": either way the server's close code
+        # and reason reach the error.
+        "(received 1011 (internal error) injected fault",
     ),
     "never-acknowledged": Fault(
         Dialect.OPENAI,
