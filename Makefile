@@ -21,13 +21,9 @@ PIP := $(UV) pip install --quiet --python $(BIN)/python
 DUPLEX_PIP := $(UV) pip install --quiet --python $(DUPLEX_BIN)/python
 # Test workers (pytest-xdist). The suite's work is mostly computing (Whisper, Piper, Ray), and
 # a third worker fills the cores while another waits on a real-time stream. Each module stays on
-# one worker (tests/conftest.py), so its fixtures are built once. Tests marked `alone` (a fake
-# whose timing neighbours at the same priority would starve) run beside them in a pytest of
-# their own at normal priority, the workers at the lowest (nice 19), so that the timed tests get
-# the cores whenever they ask; both share the folders built once (PMC_TEST_SHARED,
-# tests/shared.py). The alone tests start once the workers have built the demo points they need
-# (built at normal priority, the build would starve the workers); their report is printed when
-# both have finished.
+# one worker (tests/conftest.py), so its fixtures are built once. tools/run-tests starts them at
+# once, builds lint and the duplex environment beside them, and runs the tests marked `alone` in
+# a pytest of their own at normal priority (README, "Development").
 TEST_WORKERS ?= 3
 
 .PHONY: demo test fresh-test lint format bench clean chromium duplex-env
@@ -36,18 +32,8 @@ demo: $(STAMP_RUN)
 	$(BIN)/pmc demo --workdir $(WORKDIR)
 
 test: $(STAMP_DEV)
-	@$(MAKE) --no-print-directory -j3 lint chromium duplex-env
-	@shared=$$(mktemp -d) && export PMC_TEST_SHARED=$$shared; \
-	echo "nice -n 19 $(BIN)/pytest -n $(TEST_WORKERS) -m 'not benchmark and not alone'"; \
-	nice -n 19 $(BIN)/pytest -n $(TEST_WORKERS) -m 'not benchmark and not alone' & parallel_pid=$$!; \
-	while [ ! -e "$$shared/demo-points/.built" ] && kill -0 $$parallel_pid 2>/dev/null; do \
-		sleep 1; done; \
-	$(BIN)/pytest -m 'alone and not benchmark' --basetemp="$$shared/alone" -p no:cacheprovider \
-		> "$$shared/alone.log" 2>&1; alone=$$?; \
-	wait $$parallel_pid; parallel=$$?; \
-	echo "---- beside them: $(BIN)/pytest -m 'alone and not benchmark' ----"; \
-	cat "$$shared/alone.log"; \
-	rm -rf "$$shared"; test $$parallel = 0 && test $$alone = 0
+	@$(MAKE) --no-print-directory chromium
+	@bash tools/run-tests $(BIN) "$(MAKE)" $(TEST_WORKERS)
 
 # `make test` as on a machine that never ran it: a fresh clone of this checkout's HEAD, with new
 # empty HOME and TMPDIR folders (so no cache, no Ray folder, nothing an earlier run left), then

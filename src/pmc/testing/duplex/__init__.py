@@ -14,7 +14,13 @@ duplex card, and ``_codec`` says how the protocol's codec shifts speech in time.
 
 from pmc.testing.duplex._behaviour import DuplexAnswer, ListenerBehaviour, ListenerSession
 from pmc.testing.duplex._codec import OPUS_DELAY_S, OPUS_DELAY_SAMPLES, OPUS_PRE_ECHO_S
-from pmc.testing.duplex._env import SERVER_ENV, build_tiny_models, duplex_python, model_args
+from pmc.testing.duplex._env import (
+    BUILDING_ENV,
+    SERVER_ENV,
+    build_tiny_models,
+    duplex_python,
+    model_args,
+)
 from pmc.testing.duplex._fake import FakeMoshi
 from pmc.testing.duplex._listener import ListeningMoshi
 from pmc.testing.duplex._process import ListenerProcess, listening_moshi_process
@@ -22,6 +28,7 @@ from pmc.testing.duplex._rollouts import drive_rollouts, pause_point
 from pmc.testing.duplex._servers import Served, duplex_server, stock_server
 
 __all__ = [
+    "BUILDING_ENV",
     "OPUS_DELAY_S",
     "OPUS_DELAY_SAMPLES",
     "OPUS_PRE_ECHO_S",

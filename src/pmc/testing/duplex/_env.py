@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import time
 from pathlib import Path
 
 from pmc.errors import PmcError
@@ -28,13 +29,42 @@ SERVER_ENV = {
 }
 
 
+BUILDING_ENV = "PMC_DUPLEX_BUILDING"
+"""Names the file where a build of the environment under way will write its exit status:
+``make test`` builds it beside the tests (tools/run-tests), and those that need it wait."""
+BUILD_WAIT_S = 900.0
+"""How long to wait for that build: it takes about 30 s, minutes on a slow network."""
+
+
 def duplex_python() -> Path:
-    """The duplex environment's Python (``PMC_DUPLEX_PYTHON`` overrides it)."""
+    """The duplex environment's Python (``PMC_DUPLEX_PYTHON`` overrides it).
+
+    While a build of the environment is under way (:data:`BUILDING_ENV`), it waits for it.
+    """
     override = os.environ.get("PMC_DUPLEX_PYTHON")
+    if not override:
+        _wait_for_build()
     path = Path(override) if override else DUPLEX_VENV / "bin" / "python"
     if not path.exists():
         raise PmcError(f"{path}: no duplex environment; build it with `make duplex-env`")
     return path
+
+
+def _wait_for_build() -> None:
+    """Return once the build named by :data:`BUILDING_ENV` (if any) has succeeded."""
+    status_file = os.environ.get(BUILDING_ENV)
+    if not status_file:
+        return
+    status = Path(status_file)
+    deadline = time.monotonic() + BUILD_WAIT_S
+    while not status.exists():
+        if time.monotonic() > deadline:
+            raise PmcError(f"{status}: the duplex environment's build wrote no status in time")
+        time.sleep(0.5)
+    code = status.read_text().strip()
+    if code != "0":
+        log = status.with_suffix(".log")
+        raise PmcError(f"{DUPLEX_VENV}: its build failed (exit {code}); see {log}")
 
 
 def free_port() -> int:
