@@ -28,9 +28,9 @@ pytestmark = pytest.mark.slow
 
 AGENT = LoopbackBehaviour(latency_ms=800.0, silence_ms=500.0, reply_text="Okay, sure thing.")
 """500 ms of silence to endpoint, then 300 ms to the first sample of the answer."""
-CONCURRENCY = 8
+CONCURRENCY = 15
 """Sessions at once: the fake serves any number, and 30 real-time rollouts one by one would
-take five minutes."""
+take five minutes; two rounds of 15 take under a minute, and mostly wait."""
 
 
 @dataclass(frozen=True)
