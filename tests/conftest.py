@@ -42,18 +42,19 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 RAY_MODULES = (
+    "tests/bench/test_cluster.py",
+    "tests/duplex/test_pool.py",
     "tests/harness/test_ray_demo.py",
     "tests/harness/test_ray.py",
     "tests/harness/test_ray_node.py",
-    "tests/bench/test_cluster.py",
-    "tests/duplex/test_pool.py",
 )
 """Every module of the parallel part that starts or joins a Ray cluster, in the order they run.
 
-They share one worker (:data:`SHARED_WORKER`) and go first: ``test_ray_demo`` needs the
-reference run, the longest chain of the suite (the demo synthesised, its points, the reference
-systems run and scored), and starting it at once lets the other workers take everything else
-meanwhile. The harness modules stay together: their cluster is one package fixture."""
+They share one worker (:data:`SHARED_WORKER`) and go first, as the longest chain of the suite:
+``test_ray_demo`` needs the reference run (the demo synthesised, its points, the reference
+systems run and scored). The two that need no demo run while another worker synthesises it
+(the first long module asks for the demo points); the harness modules stay together, as their
+cluster is one package fixture."""
 
 SHARED_WORKER = dict.fromkeys(RAY_MODULES, "ray")
 """Modules whose tests share one worker beyond their own module: every test that starts or joins
