@@ -154,7 +154,7 @@ class Onset:
         allowance_s: How far the harness measured itself behind on this rollout: it may have
             stamped what it received late by as much, so the bound widens by it (on the late
             side: nothing it does makes an onset early). For the duplex fake, which records
-            when it sent each answer, also how late the answer's first frame was stamped.
+            when it sent each frame, also how late any frame up to the answer's was stamped.
     """
 
     point_id: str
@@ -252,22 +252,26 @@ def duplex_sessions(
     return matched
 
 
-def delivery_s(trace: dict[str, Any], answer: DuplexAnswer) -> float:
-    """How long after the fake sent it the harness stamped the frame its answer starts in.
+def delivery_s(trace: dict[str, Any], session: ListenerSession, answer: DuplexAnswer) -> float:
+    """How late the harness stamped the audio up to the frame its answer starts in, at most.
 
-    Both processes read one monotonic clock, so the two instants compare directly. A harness
-    held off the processor while the frame waited stamps it late by as long, and its playback
-    places the answer as much later; the input lateness a trace measures does not show that.
+    Both processes read one monotonic clock, so each message's arrival compares directly with
+    when the fake sent it. A harness held off the processor while a frame waited stamps it late
+    by as long, and its playback places that frame, and every frame queued behind it, as much
+    later: a stall on any earlier frame moves the answer too, and the input lateness a trace
+    measures does not show it. Each page the fake sends decodes to one frame, so the trace's
+    audio outputs and the fake's sends pair in order.
     """
+    audio = [o for o in trace["outputs"] if o["kind"] == "audio"]
+    assert all(o["samples"] == FRAME_SAMPLES for o in audio), [o["samples"] for o in audio]
+    assert len(audio) <= len(session.sent_ns), (len(audio), len(session.sent_ns))
     first = answer.frame * FRAME_SAMPLES + answer.offset
-    received = 0
-    for output in trace["outputs"]:
-        if output["kind"] != "audio":
-            continue
-        received += output["samples"]
-        if received > first:
-            return max(0.0, (int(output["arrival_ns"]) - answer.sent_ns) / 1e9)
-    return 0.0
+    worst_ns = 0
+    for index, (output, sent_ns) in enumerate(zip(audio, session.sent_ns, strict=False)):
+        worst_ns = max(worst_ns, int(output["arrival_ns"]) - sent_ns)
+        if (index + 1) * FRAME_SAMPLES > first:
+            break
+    return worst_ns / 1e9
 
 
 def duplex_onsets(run: Path, fake: ListenerProcess, points: dict[str, Point]) -> list[Onset]:
@@ -283,7 +287,7 @@ def duplex_onsets(run: Path, fake: ListenerProcess, points: dict[str, Point]) ->
         assert truth is not None, (point_id, session.answers)
         answer = next(a for a, (start, _) in answers if start == truth)
         lateness = trace["audit"]["lateness_max_ms"] / 1000
-        allowance = max(lateness, delivery_s(trace, answer))
+        allowance = max(lateness, delivery_s(trace, session, answer))
         measured = measured_onset(scores[point_id], point)
         codec = (OPUS_DELAY_S, OPUS_PRE_ECHO_S)
         found.append(Onset(point_id, point.kind, measured, truth, *codec, allowance))

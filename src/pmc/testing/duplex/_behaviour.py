@@ -98,6 +98,8 @@ class ListenerSession:
             the same monotonic clock, so this is comparable with a trace's ``t0_ns``.
         speech: The endpointer's decisions: ``(started|stopped, stream seconds)``.
         answers: What it said.
+        sent_ns: When each audio message went out, in order, on the fake's monotonic clock (its
+            every page decodes to one output frame): a client's arrival stamps compare with it.
     """
 
     session_id: str
@@ -106,3 +108,4 @@ class ListenerSession:
     origin_ns: int | None = None
     speech: list[tuple[str, float]] = field(default_factory=list)
     answers: list[DuplexAnswer] = field(default_factory=list)
+    sent_ns: list[int] = field(default_factory=list)

@@ -139,6 +139,7 @@ class ListeningMoshi:
                     if starting is not None:
                         starting.sent_ns, starting.played_ns = sent_ns, play_ns
                     if page:
+                        record.sent_ns.append(sent_ns)
                         await ws.send(bytes([Kind.AUDIO]) + page)
                     if text:
                         await ws.send(bytes([Kind.TEXT]) + text.encode())

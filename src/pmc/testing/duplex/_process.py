@@ -56,6 +56,7 @@ def _session_from(data: dict[str, Any]) -> ListenerSession:
         data["origin_ns"],
         [(str(change), float(at)) for change, at in data["speech"]],
         [DuplexAnswer(**answer) for answer in data["answers"]],
+        [int(ns) for ns in data["sent_ns"]],
     )
 
 
