@@ -109,12 +109,45 @@ def test_flags_gap_fill_and_per_conversation_medians_by_hand() -> None:
         Flag.SHORT_LEXICAL_TURN: 0,
         Flag.VAP_HOLD_AT_TURN_END: 1,
         Flag.VAP_HANDOVER_AT_BACKCHANNEL: 1,
+        Flag.TERMINAL_OVERLAP: 0,
     }
     assert inv.gap_fill_words == 4  # the backchannel's gap-fill words are not a turn's
     assert inv.median_turns_per_min == 2.0  # x: 3 / min, y: 1 / min
     assert inv.median_backchannels_per_min == 1.0  # both 1 / min
     assert inv.median_overlaps_per_min == 1.25  # x: 1, y: 1.5
     assert inv.median_floor_transfer_s == 0.4  # -0.2, 0.4, 0.5
+
+
+def test_barge_ins_and_backchannels_during_a_reply_by_hand() -> None:
+    # A replies to B from 2 s; B talks over it at 3.5 s (A stops 0.4 s later) and at 8 s
+    # (0.8 s); B's backchannels during A's replies at 2.7 s (A goes on 0.8 s) and 9 s (1.2 s).
+    def measured(kind: LabelKind, start: float, end: float, **fields: float) -> Label:
+        return make_label("z", kind, B, start, end, **fields)
+
+    z = Labels(
+        "z",
+        60.0,
+        (
+            measured(LabelKind.REPLY_BACKCHANNEL, 2.7, 3.0, reply_offset_s=0.7, kept_talking_s=0.8),
+            measured(
+                LabelKind.BARGE_IN, 3.5, 3.9, reply_offset_s=1.5, yield_s=0.4, talk_over_s=0.4
+            ),
+            measured(
+                LabelKind.BARGE_IN, 8.0, 8.8, reply_offset_s=2.5, yield_s=0.8, talk_over_s=0.8
+            ),
+            measured(LabelKind.REPLY_BACKCHANNEL, 9.0, 9.2, reply_offset_s=0.5, kept_talking_s=1.2),
+        ),
+    )
+    inv = inventory([z])
+    assert (inv.of(LabelKind.BARGE_IN).count, inv.of(LabelKind.REPLY_BACKCHANNEL).count) == (2, 2)
+    assert inv.of(LabelKind.BARGE_IN).median_s == pytest.approx(0.6)  # it spans the yield
+    assert inv.median_barge_in_offset_s == pytest.approx(2.0)
+    assert inv.median_yield_s == pytest.approx(0.6)
+    assert inv.median_kept_talking_s == pytest.approx(1.0)
+    text = inventory_markdown(inv)
+    assert "| barge_in | 2 | 2.00 | 0.60 |" in text
+    assert "| median yield after a barge-in (s) | 0.60 |" in text
+    assert "| median talk after a backchannel in a reply (s) | 1.00 |" in text
 
 
 def test_empty_and_bad_input() -> None:
@@ -149,8 +182,8 @@ def test_markdown_and_csv() -> None:
         "| label | count | per minute | median duration (s) |",
         "| --- | ---: | ---: | ---: |",
     ]
-    assert lines[8:11] == ["", "| quantity | value |", "| --- | ---: |"]
-    assert len(lines) == 11 + 4 + len(Flag) + 4 and text.endswith(" | 0.40 |\n")
+    assert lines[10:13] == ["", "| quantity | value |", "| --- | ---: |"]
+    assert len(lines) == 13 + 4 + len(Flag) + 7 and text.endswith(" | – |\n")
     rows = dict(csv.reader(io.StringIO(inventory_csv(inv))))
     assert rows["quantity"] == "value"
     assert rows["kinds.overlap.count"] == "4"

@@ -11,10 +11,12 @@ From each speaker's voice activity and words:
    speaks, an end of turn.
 4. Turns run from a speaker's first run after an end of turn to the next end of turn; pauses are
    the gaps inside them. Overlaps are the stretches where both speakers' runs are voiced at once.
+5. (Ours, docs/labels.md.) Inside a reply, the listener's turn that starts over it and holds the
+   floor after it is a barge-in; the listener's backchannel is a backchannel during a reply.
 
 The engine is symmetric in the two speakers by construction, and its ids come from content.
-Rule 1 is ``_runs``, rules 2 and 3 are ``_rules``, rule 4 is ``_emit``; the parameters are
-``_settings``.
+Rule 1 is ``_runs``, rules 2 and 3 are ``_rules``, rule 4 is ``_emit``, rule 5 is ``_talkover``;
+the parameters are ``_settings``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pmc.labels._emit import overlaps, speaker_labels
 from pmc.labels._rules import decide_offsets, inside_own_turns, mark_backchannels
 from pmc.labels._runs import Role, RunIndex, speech_runs
 from pmc.labels._settings import ENGINE_VERSION, EngineSettings
+from pmc.labels._talkover import talk_over
 from pmc.labels._types import Label, Labels
 
 
@@ -50,6 +53,7 @@ def label_conversation(
     for c in Channel:
         labels.extend(speaker_labels(cid, runs[c], s))
     labels.extend(overlaps(cid, runs[Channel.A], runs[Channel.B]))
+    labels.extend(talk_over(cid, labels, s))
     labels.sort(key=lambda x: (x.start_conv_s, x.kind.value, x.speaker or "", x.id))
     return Labels(
         conversation_id=cid,

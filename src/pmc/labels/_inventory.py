@@ -18,8 +18,10 @@ INVENTORY_KINDS = (
     LabelKind.FAILED_TAKE,
     LabelKind.OVERLAP,
     LabelKind.END_OF_TURN,
+    LabelKind.BARGE_IN,
+    LabelKind.REPLY_BACKCHANNEL,
 )
-"""The label kinds in the order of the paper's Table 5."""
+"""The label kinds in the order of the paper's Table 5, then rule 5's (ours)."""
 
 INSTANT_KINDS = frozenset({LabelKind.END_OF_TURN})
 """Kinds that mark an instant, so have no duration."""
@@ -65,6 +67,9 @@ class Inventory:
         median_backchannels_per_min: The same for backchannels.
         median_overlaps_per_min: The same for overlaps.
         median_floor_transfer_s: Median floor-transfer offset over all changes of speaker.
+        median_barge_in_offset_s: Median time from a reply's start to a barge-in over it.
+        median_yield_s: Median time from a barge-in to the end of the replier's speech.
+        median_kept_talking_s: Median time a replier went on after a backchannel.
     """
 
     conversations: int
@@ -78,6 +83,9 @@ class Inventory:
     median_backchannels_per_min: float | None
     median_overlaps_per_min: float | None
     median_floor_transfer_s: float | None
+    median_barge_in_offset_s: float | None = None
+    median_yield_s: float | None = None
+    median_kept_talking_s: float | None = None
 
     def of(self, kind: LabelKind) -> KindStats:
         """The statistics of one label kind."""
@@ -97,6 +105,9 @@ class Inventory:
             "median_backchannels_per_min": self.median_backchannels_per_min,
             "median_overlaps_per_min": self.median_overlaps_per_min,
             "median_floor_transfer_s": self.median_floor_transfer_s,
+            "median_barge_in_offset_s": self.median_barge_in_offset_s,
+            "median_yield_s": self.median_yield_s,
+            "median_kept_talking_s": self.median_kept_talking_s,
         }
 
 
@@ -115,6 +126,12 @@ def _floor_transfers(labels: Sequence[Labels]) -> list[float]:
         for x in c.of(LabelKind.END_OF_TURN)
         if x.floor_transfer_s is not None
     ]
+
+
+def _measure(labels: Sequence[Labels], kind: LabelKind, name: str) -> list[float]:
+    """One talk-over measure (``yield_s``...) of every label of ``kind`` that has it."""
+    values = (getattr(x, name) for c in labels for x in c.of(kind))
+    return [v for v in values if v is not None]
 
 
 def _median_rate(labels: Sequence[Labels], kind: LabelKind) -> float | None:
@@ -157,6 +174,11 @@ def inventory(labels: Sequence[Labels]) -> Inventory:
         median_backchannels_per_min=_median_rate(labels, LabelKind.BACKCHANNEL),
         median_overlaps_per_min=_median_rate(labels, LabelKind.OVERLAP),
         median_floor_transfer_s=_median(_floor_transfers(labels)),
+        median_barge_in_offset_s=_median(_measure(labels, LabelKind.BARGE_IN, "reply_offset_s")),
+        median_yield_s=_median(_measure(labels, LabelKind.BARGE_IN, "yield_s")),
+        median_kept_talking_s=_median(
+            _measure(labels, LabelKind.REPLY_BACKCHANNEL, "kept_talking_s")
+        ),
     )
 
 
@@ -182,6 +204,9 @@ def _tables(inv: Inventory) -> tuple[Table, Table]:
         ("median backchannels per minute", _fmt(inv.median_backchannels_per_min)),
         ("median overlaps per minute", _fmt(inv.median_overlaps_per_min)),
         ("median floor-transfer offset (s)", _fmt(inv.median_floor_transfer_s)),
+        ("median barge-in, from the reply's start (s)", _fmt(inv.median_barge_in_offset_s)),
+        ("median yield after a barge-in (s)", _fmt(inv.median_yield_s)),
+        ("median talk after a backchannel in a reply (s)", _fmt(inv.median_kept_talking_s)),
     )
     quantities = Table(
         "inventory_quantities", "The labels in numbers", ("quantity", "value"), summary

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-ENGINE_VERSION = 1
+ENGINE_VERSION = 2
+"""2: rule 5, barge-ins and backchannels during a reply (docs/labels.md)."""
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,13 @@ class EngineSettings:
     """A lexical turn shorter than this is flagged (paper section 3.2)."""
     gap_fill_share: float = 0.5
     """A turn with at least this share of gap-fill words is flagged (paper section 3.2)."""
+    talk_over_min_offset_s: float = 0.5
+    """Talk over a reply counts from this far into it (ours, rule 5): both starting within half
+    a second is a simultaneous start, which is resolved differently from talking over someone
+    already under way (docs/labels.md)."""
+    terminal_overlap_s: float = 0.3
+    """A replier who stops within this of a barge-in may have been ending anyway (ours, rule 5:
+    about a syllable); the barge-in is flagged for review (docs/labels.md)."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form."""

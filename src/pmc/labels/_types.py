@@ -1,4 +1,6 @@
-"""What the label stage produces: turns, pauses, backchannels, failed takes, overlaps, turn ends.
+"""What the label stage produces: turns, pauses, turn ends, backchannels, overlaps, and more.
+
+Also failed takes, and the talk that comes over a reply (barge-ins, backchannels during one).
 
 Every time is on the conversation clock. Every label records the rule that placed it and a
 confidence, and its id is derived from its content, never from a position in a list.
@@ -32,6 +34,11 @@ class LabelKind(StrEnum):
     """A listener who started to speak in the other's pause, then yielded."""
     OVERLAP = "overlap"
     """Both speakers voiced at once; its speaker is the one who started second."""
+    BARGE_IN = "barge_in"
+    """A listener who starts talking over the other's reply, after which the replier stops and
+    the listener holds the floor; from the listener's onset to the end of the replier's speech."""
+    REPLY_BACKCHANNEL = "reply_backchannel"
+    """A backchannel during the other's reply, which goes on; spans the backchannel."""
 
 
 class Rule(StrEnum):
@@ -45,6 +52,8 @@ class Rule(StrEnum):
     BACKCHANNEL_SHORT_SEGMENT = "segment: at most 1 s and two words during the other's turn"
     FAILED_TAKE_YIELDED = "segment: started in the other's pause and yielded"
     OVERLAP_BOTH_VOICED = "both speakers' voice activity at once"
+    BARGE_IN_REPLIER_YIELDS = "talk-over: the other starts a turn inside a reply, which then ends"
+    BACKCHANNEL_IN_REPLY = "talk-over: a backchannel inside a reply, which goes on"
     REVIEWER = "placed or corrected by a reviewer (pmc review)"
 
 
@@ -55,6 +64,7 @@ class Flag(StrEnum):
     SHORT_LEXICAL_TURN = "a turn with words that lasts under 400 ms"
     VAP_HOLD_AT_TURN_END = "the turn ended while the projection kept the speaker on the floor"
     VAP_HANDOVER_AT_BACKCHANNEL = "the projection handed the floor over at a backchannel"
+    TERMINAL_OVERLAP = "the replier stopped so soon after the barge-in that it may have been ending"
 
 
 def label_id(conversation_id: str, speaker: Channel | None, kind: LabelKind, start: float) -> str:
@@ -62,6 +72,14 @@ def label_id(conversation_id: str, speaker: Channel | None, kind: LabelKind, sta
     who = speaker.value if speaker else "-"
     key = f"{conversation_id}|{who}|{kind.value}|{start:.3f}"
     return f"{kind.value}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
+
+
+TALK_OVER_MEASURES = ("reply_offset_s", "yield_s", "talk_over_s", "kept_talking_s")
+"""The fields a barge-in or a backchannel during a reply carries (docs/labels.md)."""
+
+
+def _seconds(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 @dataclass(frozen=True)
@@ -82,6 +100,11 @@ class Label:
         gap_fill_words: How many of them came from gap-fill ASR.
         floor_transfer_s: For an end of turn handed to the other speaker: their start minus this
             offset (negative when they started first).
+        reply_offset_s: For a barge-in or a backchannel during a reply: its onset minus the
+            reply's start.
+        yield_s: For a barge-in: from its onset to the end of the replier's speech.
+        talk_over_s: For a barge-in: how long both spoke at once from its onset.
+        kept_talking_s: For a backchannel during a reply: from its onset to the end of the reply.
     """
 
     id: str
@@ -96,6 +119,10 @@ class Label:
     words: int = 0
     gap_fill_words: int = 0
     floor_transfer_s: float | None = None
+    reply_offset_s: float | None = None
+    yield_s: float | None = None
+    talk_over_s: float | None = None
+    kept_talking_s: float | None = None
 
     @property
     def duration_s(self) -> float:
@@ -107,8 +134,13 @@ class Label:
         return hashlib.sha256(dumps(self.to_dict()).encode()).hexdigest()
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-JSON form."""
+        """Plain-JSON form; the talk-over measures only where set.
+
+        Other labels' forms stay as they were, and so does the hash a review decision recorded.
+        """
+        measures = {name: getattr(self, name) for name in TALK_OVER_MEASURES}
         return {
+            **{name: value for name, value in measures.items() if value is not None},
             "id": self.id,
             "kind": self.kind.value,
             "speaker": self.speaker.value if self.speaker else None,
@@ -139,6 +171,7 @@ class Label:
             words=int(data.get("words", 0)),
             gap_fill_words=int(data.get("gap_fill_words", 0)),
             floor_transfer_s=data.get("floor_transfer_s"),
+            **{name: _seconds(data.get(name)) for name in TALK_OVER_MEASURES},
         )
 
 

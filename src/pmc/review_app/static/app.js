@@ -27,8 +27,16 @@ const LANES = [
   { name: "turn", kinds: ["turn"] },
   { name: "pause · end", kinds: ["pause", "end_of_turn"] },
   { name: "bc · take · ovl", kinds: ["backchannel", "failed_take", "overlap"] },
+  { name: "over a reply", kinds: ["barge_in", "reply_backchannel"] },
 ];
 const NO_SPEAKER = "-";
+// What a barge-in or a backchannel during a reply measures (pmc.labels, docs/labels.md).
+const TALK_OVER_MEASURES = [
+  ["reply_offset_s", "into the reply"],
+  ["yield_s", "replier stopped after"],
+  ["talk_over_s", "both talking"],
+  ["kept_talking_s", "replier went on"],
+];
 
 const app = {
   state: null, // GET /api/state
@@ -770,6 +778,10 @@ function labelTitle(label) {
     `${label.rule} · confidence ${label.confidence}`,
   ];
   if (label.flags.length) parts.push(`flags: ${label.flags.join(", ")}`);
+  const measures = TALK_OVER_MEASURES.filter(([key]) => label[key] != null);
+  if (measures.length) {
+    parts.push(measures.map(([key, name]) => `${name} ${fmt(label[key])} s`).join(" · "));
+  }
   if (label.text) parts.push(label.text);
   return parts.join("\n");
 }
