@@ -41,6 +41,23 @@ def test_parses_turns_pauses_takes_and_backchannels(tmp_path: Path) -> None:
     assert isinstance(p3, Phrase) and p3.words == ("at", "fetching.")
 
 
+def test_parses_a_barge_in_and_the_turn_it_starts(tmp_path: Path) -> None:
+    script = parse_script(
+        _script(
+            tmp_path,
+            "A: Hi, my dog is called Rex.\n"
+            "B: Nice, and mine is <bc oh> called Spot, <barge 0.6> he is a very good boy.\n"
+            "A: Wait, Spot the dog?\n",
+        )
+    )
+    first, second, third = script.turns
+    (phrase,) = second.pieces
+    assert isinstance(phrase, Phrase) and phrase.backchannels == ((3, ("oh",)),)
+    assert phrase.barge_in == (5, 0.6) and phrase.words[5] == "Spot,"
+    assert second.barge_in == (5, 0.6) and first.barge_in is None
+    assert not third.gap_given
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [
@@ -57,6 +74,24 @@ def test_parses_turns_pauses_takes_and_backchannels(tmp_path: Path) -> None:
         ("A: Hi \u2014 there.\n", "characters not allowed"),
         ("A: Hi <laugh> there.\n", "unknown marker <laugh>"),
         ("A: Hi there. <pause 0.5>\n", "a turn must end with words"),
+        ("A: Hi there you <barge 0.5> and more.\nB: Well hello there.\n", "line 7: a barge-in"),
+        (
+            "A: Hi there you.\nB: Well hello <barge 0.5> there you.\n",
+            "line 8: a barge-in needs 3 words",
+        ),
+        (
+            "A: Hi there you.\nB: Well hello you <barge 0.5> there.\nA +0.2: Sorry go on.\n",
+            "line 9:",
+        ),
+        (
+            "A: Hi there you.\nB: Well hello you <barge 2.0> there.\nA: So sorry.\n",
+            "barge-in 2.0 s",
+        ),
+        (
+            "A: Hi there you.\nB: Well hello you. <barge 0.5> <pause 0.4> So.\nA: Oh.\n",
+            "nothing but",
+        ),
+        ("A: Hi there you.\nB: Hello you there <barge 0.5>\nA: Oh hi you.\n", "cuts off after it"),
     ],
 )
 def test_errors_name_the_line(tmp_path: Path, body: str, message: str) -> None:
@@ -92,6 +127,7 @@ def test_bundled_scripts_exercise_what_the_benchmark_measures() -> None:
         assert sum(g < 0 for g in gaps) >= 3, path.name
         assert sum(bool(p.take) for p in pauses) >= 1, path.name
         assert len(backchannels) >= 4, path.name
+        assert sum(t.barge_in is not None for t in script.turns) >= 3, path.name
         assert sum(w.endswith("?") for p in phrases for w in p.words) >= 3, path.name
         fact = [w.lower().strip(".,?!") for w in script.fact.split()]
         assert any(said[i : i + len(fact)] == fact for i in range(len(said))), path.name

@@ -7,6 +7,7 @@ from pmc.corpus import Channel
 from pmc.corpus._demo_script import PauseKind, parse_script
 from pmc.corpus._demo_timeline import (
     BACKCHANNEL_DELAY_S,
+    BARGE_IN_DELAY_S,
     LEAD_IN_S,
     TAKE_MIN_DELAY_S,
     TAKE_OVERLAP_S,
@@ -139,4 +140,45 @@ def test_an_overlap_cannot_reach_back_before_the_last_phrase(tmp_path: Path) -> 
     body = "A: one two three four five <pause 0.5> six.\nB -0.5: seven eight nine.\n"
     path = _script(tmp_path, body)
     with pytest.raises(InputError, match=r"line 8: the overlap of -0\.5 s reaches back"):
+        build_timeline(parse_script(path), fake_synth, str(path))
+
+
+def test_a_barge_in_cuts_the_speaker_and_starts_the_listener_s_turn(tmp_path: Path) -> None:
+    path = _script(
+        tmp_path,
+        "A: one two three four.\n"
+        "B: five six seven <barge 0.5> eight nine ten eleven.\n"
+        "A: twelve thirteen fourteen.\n",
+    )
+    timeline = build_timeline(parse_script(path), fake_synth, str(path))
+    b_words = timeline.words[Channel.B]
+    seven = b_words[2]
+    onset = b_words[3].start_conv_s + BARGE_IN_DELAY_S  # into "eight", the word after it
+    cut = onset + 0.5  # inside "nine", which starts 0.40 s after "seven" ends and lasts 0.3 s
+    assert [w.text for w in b_words] == ["five", "six", "seven", "eight", "nine"]
+    assert b_words[-1].end_conv_s == pytest.approx(cut, abs=1 / 24_000)
+    assert b_words[-1].start_conv_s == pytest.approx(seven.end_conv_s + 0.40)
+    (barge,) = _events(timeline, GroundTruthKind.BARGE_IN)
+    assert barge.speaker is Channel.A
+    assert barge.start_conv_s == pytest.approx(onset)
+    assert barge.end_conv_s == pytest.approx(cut, abs=1 / 24_000)
+    (overlap,) = _events(timeline, GroundTruthKind.OVERLAP)
+    assert (overlap.start_conv_s, overlap.end_conv_s) == (barge.start_conv_s, barge.end_conv_s)
+    assert timeline.words[Channel.A][4].start_conv_s == pytest.approx(onset, abs=1 / 24_000)
+    ends = _events(timeline, GroundTruthKind.TURN_END)
+    assert ends[1].end_conv_s == barge.end_conv_s
+    assert ends[1].gap_s == pytest.approx(-0.5, abs=1e-4)
+    turns = _events(timeline, GroundTruthKind.TURN)
+    assert turns[1].text == "five six seven eight nine"
+    offset, clip = timeline.clips[Channel.B][-1]
+    assert offset + len(clip) == round(cut * 24_000)
+    assert clip[-1] == pytest.approx(0.0, abs=0.01) and clip[0] == pytest.approx(0.1)
+
+
+def test_a_barge_in_must_stop_the_speaker_before_the_turn_ends(tmp_path: Path) -> None:
+    path = _script(
+        tmp_path,
+        "A: one two three four.\nB: five six seven <barge 1.5> eight.\nA: nine ten eleven.\n",
+    )
+    with pytest.raises(InputError, match="line 8: the turn is over"):
         build_timeline(parse_script(path), fake_synth, str(path))

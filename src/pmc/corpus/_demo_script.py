@@ -20,6 +20,9 @@ BACKCHANNEL_MAX_WORDS = 2
 """A backchannel is at most two words (the label engine's rule, paper section 3.2)."""
 TURN_MIN_WORDS = BACKCHANNEL_MAX_WORDS + 1
 """A turn of two words or fewer is, by that same rule, a backchannel; scripts say what they mean."""
+BARGE_RANGE_S = (0.2, 1.5)
+"""How long a replier talks on after a barge-in before it stops (ours: from about a syllable,
+where most overlaps resolve, to a stubborn second and a half)."""
 SHORT_TURN_WORDS = 5
 """A turn this short that the next speaker overlaps at its end looks exactly like a failed take
 (a short start that yields when talked over): the label engine's take is at most five words."""
@@ -29,6 +32,7 @@ _TURN = re.compile(r"^(?P<speaker>[AB])\s*(?P<gap>[+-]\d+(?:\.\d+)?)?\s*:\s*(?P<
 _MARKER = re.compile(r"<([^<>]*)>")
 _PAUSE = re.compile(r"^pause\s+(?P<s>\d+(?:\.\d+)?)(?P<mid>\s+mid)?(?:\s+take:\s*(?P<take>.+))?$")
 _BACKCHANNEL = re.compile(r"^bc\s+(?P<words>.+)$")
+_BARGE = re.compile(r"^barge\s+(?P<s>\d+(?:\.\d+)?)$")
 _ALLOWED = re.compile(r"^[A-Za-z0-9 .,?!'\-]*$")
 
 
@@ -48,6 +52,9 @@ class Phrase:
     words: tuple[str, ...]
     backchannels: tuple[tuple[int, tuple[str, ...]], ...] = ()
     """(index of the word the listener responds after, the listener's words)."""
+    barge_in: tuple[int, float] | None = None
+    """(index of the word after which the listener starts the next turn over this one, how long
+    this speaker goes on before it stops); the words after that index are cut off there."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +74,14 @@ class ScriptTurn:
     gap_s: float
     pieces: tuple[Phrase | Pause, ...]
     line: int
+    gap_given: bool = False
+    """Whether the script wrote the gap (a turn after a barge-in must not: its start is fixed)."""
+
+    @property
+    def barge_in(self) -> tuple[int, float] | None:
+        """The barge-in this turn is cut by, if any (always in its last phrase)."""
+        last = self.pieces[-1]
+        return last.barge_in if isinstance(last, Phrase) else None
 
 
 @dataclass(frozen=True)
@@ -117,7 +132,21 @@ def parse_script(path: Path) -> Script:
         raise InputError(path, "fact_speaker must be A or B")
     if not turns:
         raise InputError(path, "no turns after '---'")
+    if turns[0].barge_in is not None:
+        raise InputError(
+            path, "a barge-in comes over a reply: not in the first turn", f"line {turns[0].line}"
+        )
+    if turns[-1].barge_in is not None:
+        raise InputError(
+            path, "a barge-in needs the listener's turn after it", f"line {turns[-1].line}"
+        )
     for before, after in itertools.pairwise(turns):
+        if before.barge_in is not None and after.gap_given:
+            raise InputError(
+                path,
+                "a turn after a barge-in starts where the barge-in is: give it no gap",
+                f"line {after.line}",
+            )
         spoken = sum(len(p.words) for p in before.pieces if isinstance(p, Phrase))
         if after.gap_s < 0 and spoken <= SHORT_TURN_WORDS:
             raise InputError(
@@ -151,10 +180,11 @@ def _parse_turn(path: Path, number: int, line: str, previous: Channel | None) ->
     pieces: list[Phrase | Pause] = []
     words: list[str] = []
     backchannels: list[tuple[int, tuple[str, ...]]] = []
+    barge: tuple[int, float] | None = None
 
     def close_phrase() -> None:
         if words:
-            pieces.append(Phrase(tuple(words), tuple(backchannels)))
+            pieces.append(Phrase(tuple(words), tuple(backchannels), barge))
         elif backchannels:
             raise InputError(path, "a backchannel needs words on both sides", where)
         words.clear()
@@ -168,7 +198,22 @@ def _parse_turn(path: Path, number: int, line: str, previous: Channel | None) ->
         content = marker.group(1).strip()
         pause = _PAUSE.match(content)
         backchannel = _BACKCHANNEL.match(content)
-        if pause:
+        barge_in = _BARGE.match(content)
+        if barge is not None:
+            raise InputError(path, "nothing but words may follow a barge-in marker", where)
+        if barge_in:
+            delay = float(barge_in.group("s"))
+            if not BARGE_RANGE_S[0] <= delay <= BARGE_RANGE_S[1]:
+                raise InputError(path, f"barge-in {delay} s outside {BARGE_RANGE_S}", where)
+            before = sum(len(p.words) for p in pieces if isinstance(p, Phrase)) + len(words)
+            if before < TURN_MIN_WORDS or not words:
+                raise InputError(
+                    path, f"a barge-in needs {TURN_MIN_WORDS} words of the turn before it", where
+                )
+            if backchannels and backchannels[-1][0] == len(words) - 1:
+                raise InputError(path, "a barge-in must follow words, not a backchannel", where)
+            barge = (len(words) - 1, delay)
+        elif pause:
             duration = float(pause.group("s"))
             if not PAUSE_RANGE_S[0] <= duration <= PAUSE_RANGE_S[1]:
                 raise InputError(path, f"pause {duration} s outside {PAUSE_RANGE_S}", where)
@@ -194,6 +239,8 @@ def _parse_turn(path: Path, number: int, line: str, previous: Channel | None) ->
         else:
             raise InputError(path, f"unknown marker <{content}>", where)
     words.extend(_check_text(path, where, body[position:]))
+    if barge is not None and barge[0] == len(words) - 1:
+        raise InputError(path, "a barge-in needs the words it cuts off after it", where)
     if backchannels and backchannels[-1][0] == len(words) - 1:
         raise InputError(path, "a backchannel needs words on both sides", where)
     if not words:
@@ -202,7 +249,7 @@ def _parse_turn(path: Path, number: int, line: str, previous: Channel | None) ->
     spoken = sum(len(p.words) for p in pieces if isinstance(p, Phrase))
     if spoken < TURN_MIN_WORDS:
         raise InputError(path, f"a turn has at least {TURN_MIN_WORDS} words", where)
-    return ScriptTurn(speaker, gap, tuple(pieces), number)
+    return ScriptTurn(speaker, gap, tuple(pieces), number, match.group("gap") is not None)
 
 
 def _check_text(path: Path, where: str, text: str) -> tuple[str, ...]:

@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+import numpy as np
+
 from pmc.audio import SAMPLE_RATE, FloatArray
-from pmc.corpus._demo_script import Pause, PauseKind, Phrase, Script
+from pmc.corpus._demo_script import Pause, PauseKind, Phrase, Script, ScriptTurn
 from pmc.corpus._types import Channel
 from pmc.errors import InputError
 from pmc.tts import Utterance
@@ -28,6 +30,12 @@ TAKE_MIN_DELAY_S = 0.2
 TAKE_OVERLAP_S = 0.3
 """The speaker resumes this long before the failed take stops: the listener is talked over and
 yields, which is what tells a failed take from a short turn."""
+BARGE_IN_DELAY_S = 0.1
+"""A barge-in starts this long into the first word after its marker: the speaker is talking
+when it comes (right after the word before, it could fall in the speaker's breath at a comma,
+and the speaker would be talked over only once resumed)."""
+CUT_FADE_S = 0.01
+"""A speaker cut off by a barge-in fades out over this, so the cut is not a click."""
 INCIDENTAL_PAUSE_S = 0.25
 """Unscripted gaps inside a phrase (sentence breaks) longer than this are listed too: the label
 engine closes gaps of at most 250 ms (paper section 3.2) and sees the longer ones as pauses."""
@@ -47,6 +55,8 @@ class GroundTruthKind(StrEnum):
     BACKCHANNEL = "backchannel"
     FAILED_TAKE = "failed_take"
     OVERLAP = "overlap"
+    BARGE_IN = "barge_in"
+    """The listener starts a turn over the speaker, who stops: from its onset to that stop."""
     FACT = "fact"
 
 
@@ -150,6 +160,26 @@ class DemoTimeline:
         self.words[speaker].extend(placed)
         return placed
 
+    def cut(self, speaker: Channel, at_s: float) -> None:
+        """Silence ``speaker`` from ``at_s`` on (to the sample).
+
+        Its last clip ends there, faded, and so do its words: one it is in the middle of ends
+        at the cut; later ones are never said.
+        """
+        at = round(at_s * SAMPLE_RATE)
+        offset, clip = self.clips[speaker][-1]
+        kept = clip[: max(0, at - offset)].copy()
+        fade = min(len(kept), round(CUT_FADE_S * SAMPLE_RATE))
+        if fade:
+            kept[-fade:] *= np.linspace(1.0, 0.0, fade, dtype=np.float32)
+        self.clips[speaker][-1] = (offset, kept)
+        cut_s = round(at / SAMPLE_RATE, 6)
+        self.words[speaker] = [
+            PlacedWord(w.text, w.start_conv_s, min(w.end_conv_s, cut_s), w.group)
+            for w in self.words[speaker]
+            if w.start_conv_s < cut_s
+        ]
+
 
 def _strip(word: str) -> str:
     return word.strip(".,?!").lower()
@@ -161,9 +191,13 @@ def build_timeline(script: Script, synthesize: Synthesize, path: str) -> DemoTim
     previous_end: float | None = None
     previous_last_phrase: float | None = None
     turn_ends: list[GroundTruthEvent] = []
+    barged_at: float | None = None  # where the previous turn's barge-in starts this one
     for turn in script.turns:
+        barged = barged_at is not None
         speaker, listener = turn.speaker, turn.speaker.other
         cursor = LEAD_IN_S if previous_end is None else previous_end + turn.gap_s
+        if barged_at is not None:
+            cursor, barged_at = barged_at, None
         if previous_end is not None and turn_ends:
             last = turn_ends[-1]
             turn_ends[-1] = GroundTruthEvent(
@@ -174,7 +208,7 @@ def build_timeline(script: Script, synthesize: Synthesize, path: str) -> DemoTim
                 gap_s=round(cursor - last.end_conv_s, 6),
                 line=last.line,
             )
-            if turn.gap_s < 0:
+            if cursor < last.end_conv_s and not barged:
                 timeline.events.append(
                     GroundTruthEvent(
                         GroundTruthKind.OVERLAP,
@@ -198,6 +232,8 @@ def build_timeline(script: Script, synthesize: Synthesize, path: str) -> DemoTim
                     speaker, synthesize(piece.words, speaker), cursor, piece.words
                 )
                 turn_start = placed[0].start_conv_s if turn_start is None else turn_start
+                if piece.barge_in is not None:
+                    placed, barged_at = _barge_in(timeline, speaker, placed, piece, turn, path)
                 _incidental_pauses(timeline, speaker, placed, turn.line)
                 for after, said in piece.backchannels:
                     start = placed[after].end_conv_s + BACKCHANNEL_DELAY_S
@@ -247,6 +283,8 @@ def build_timeline(script: Script, synthesize: Synthesize, path: str) -> DemoTim
         if turn_start is None:
             raise InputError(path, "a turn must start with words", f"line {turn.line}")
         text = " ".join(w for p in turn.pieces if isinstance(p, Phrase) for w in p.words)
+        if barged_at is not None:  # only the words said before the cut
+            text = " ".join(w.text for w in timeline.words[speaker] if w.start_conv_s >= turn_start)
         timeline.events.append(
             GroundTruthEvent(
                 GroundTruthKind.TURN, speaker, turn_start, cursor, text, line=turn.line
@@ -261,6 +299,44 @@ def build_timeline(script: Script, synthesize: Synthesize, path: str) -> DemoTim
     _check_no_self_overlap(timeline, path)
     timeline.events.sort(key=lambda e: (e.start_conv_s, e.kind.value, e.speaker or ""))
     return timeline
+
+
+def _barge_in(
+    timeline: DemoTimeline,
+    speaker: Channel,
+    placed: list[PlacedWord],
+    phrase: Phrase,
+    turn: ScriptTurn,
+    path: str,
+) -> tuple[list[PlacedWord], float]:
+    """Cut ``speaker`` where the listener's barge-in makes it stop; record the barge-in.
+
+    Returns the words still said and where the listener's turn starts.
+    """
+    assert phrase.barge_in is not None
+    after, delay_s = phrase.barge_in
+    onset = round(placed[after + 1].start_conv_s + BARGE_IN_DELAY_S, 6)
+    cut = round(onset + delay_s, 6)
+    if cut >= placed[-1].end_conv_s:
+        raise InputError(
+            path,
+            f"the turn is over {cut - placed[-1].end_conv_s:.2f} s before the barge-in would "
+            "stop it: more words after the marker, or a shorter delay",
+            f"line {turn.line}",
+        )
+    timeline.cut(speaker, cut)
+    said = [w for w in timeline.words[speaker] if w.group == placed[0].group]
+    stop = said[-1].end_conv_s  # the cut, or the end of the last word before it
+    if stop <= onset:
+        raise InputError(
+            path,
+            "the speaker is between words for the whole barge-in: nobody is talked over; "
+            "a shorter gap after the marker, or a longer delay",
+            f"line {turn.line}",
+        )
+    for kind, who in ((GroundTruthKind.BARGE_IN, speaker.other), (GroundTruthKind.OVERLAP, None)):
+        timeline.events.append(GroundTruthEvent(kind, who, onset, stop, line=turn.line))
+    return said, onset
 
 
 def _incidental_pauses(

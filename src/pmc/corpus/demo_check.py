@@ -1,6 +1,6 @@
 """Check demo scripts while writing them: ``python -m pmc.corpus.demo_check FILE...``.
 
-Parses each script and prints what it exercises (pauses, takes, backchannels, overlaps...).
+Parses each script and prints what it exercises (pauses, takes, backchannels, overlaps, barge-ins).
 With ``--synth`` it also places every word with the synthesiser and reports the length.
 """
 
@@ -29,7 +29,8 @@ def main(argv: list[str]) -> int:
                 f"({min(p.duration_s for p in pauses):.1f}-{max(p.duration_s for p in pauses):.1f}"
                 f" s), {sum(bool(p.take) for p in pauses)} takes, "
                 f"{sum(len(p.backchannels) for p in phrases)} backchannels, "
-                f"{sum(t.gap_s < 0 for t in script.turns)} overlaps"
+                f"{sum(t.gap_s < 0 for t in script.turns)} overlaps, "
+                f"{sum(t.barge_in is not None for t in script.turns)} barge-ins"
             )
             if synth:
                 from pmc.corpus._demo import _synthesize

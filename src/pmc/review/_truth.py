@@ -22,6 +22,7 @@ _KINDS = {
     GroundTruthKind.BACKCHANNEL: LabelKind.BACKCHANNEL,
     GroundTruthKind.FAILED_TAKE: LabelKind.FAILED_TAKE,
     GroundTruthKind.OVERLAP: LabelKind.OVERLAP,
+    GroundTruthKind.BARGE_IN: LabelKind.BARGE_IN,
 }
 """Every ground-truth kind but the recall fact, which is not a label."""
 
