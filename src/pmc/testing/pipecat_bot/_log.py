@@ -29,6 +29,9 @@ class BotEventKind(StrEnum):
     """A reply's first audio (``media`` or ``AudioRawFrame``), stamped just before it was sent."""
     CLEAR = "clear"
     """A ``clear`` (Twilio) or ``InterruptionFrame`` (protobuf), stamped just before it was sent."""
+    AUDIO_AFTER_CLEAR = "audio_after_clear"
+    """A piece of an interrupted reply that still left after its clear, stamped just before it
+    was sent: Pipecat's output task can race the interruption when the processor is busy."""
     CALL_END = "call_end"
     """The caller hung up."""
 

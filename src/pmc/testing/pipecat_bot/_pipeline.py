@@ -5,7 +5,8 @@ at the wire's rate both ways (Pipecat's defaults resample and lose the end of ea
 canned reply stands in for an LLM: on the end of the caller's turn it says a fixed sentence.
 Two serializers, one per route: Pipecat's Twilio one (8 kHz) with auto hang-up off (no
 credentials, no REST call), and its protobuf one (16 kHz), each wrapped to log a reply's first
-audio and each interruption (``clear``) just before they are sent.
+audio, each interruption (``clear``) and any audio of the cut reply after it, just before they
+are sent.
 """
 
 from __future__ import annotations
@@ -59,19 +60,24 @@ class CallState:
         self.stream_sid = stream_sid
         self.reply_pending = False
         """A reply was voiced and its first audio has not left yet."""
+        self.cleared = False
+        """An interruption left, and no reply's audio since."""
 
     def write(self, event: BotEventKind) -> None:
         self.log.write(event, self.call, self.stream_sid)
 
 
 def log_sent(state: CallState, frame: Frame) -> None:
-    """Log a reply's first audio or an interruption, about to be sent."""
+    """Log a reply's first audio, an interruption, or audio of the reply it cut, as sent."""
     if isinstance(frame, InterruptionFrame):
         state.reply_pending = False  # what was queued is dropped
+        state.cleared = True
         state.write(BotEventKind.CLEAR)
     elif isinstance(frame, OutputAudioRawFrame) and state.reply_pending:
-        state.reply_pending = False
+        state.reply_pending = state.cleared = False
         state.write(BotEventKind.FIRST_AUDIO)
+    elif isinstance(frame, OutputAudioRawFrame) and state.cleared:
+        state.write(BotEventKind.AUDIO_AFTER_CLEAR)
 
 
 class _LogsSent:
