@@ -2,6 +2,7 @@
 
 import csv
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,16 @@ from pmc.report import (
     write_main_table,
 )
 from pmc.report._write import RESULTS_SCHEMA_VERSION, ROLLOUTS_USED
-from pmc.scoring import PauseOutcome, PauseScore, ReplyScore, Score, ScoreSettings, ScoreStatus
+from pmc.scoring import (
+    PauseOutcome,
+    PauseScore,
+    ReplyScore,
+    Score,
+    ScoreSettings,
+    ScoreStatus,
+    TalkOver,
+    YieldScore,
+)
 from pmc.systems import ReferenceRow
 
 SETTINGS = ScoreSettings()
@@ -78,6 +88,38 @@ def test_replies_without_words_are_left_out_of_medians_not_counted_as_zero() -> 
     assert values["censored"].n == 3
 
 
+def test_talk_over_is_a_share_of_rollouts_and_its_length_a_median_over_those() -> None:
+    over = TalkOver(1.0, 0.8, 1, ((1.0, 1.8),))
+    scores = [
+        replace(reply("a", 0.5, 0.2), talk_over=over),
+        replace(reply("b", 1.5, 0.4), talk_over=replace(over, duration_s=0.4)),
+        reply("c", None, None),
+        reply("d", 0.3, 0.1),
+    ]
+    values = bootstrap(scores, metrics_for(PointKind.TURN_END), seed=1, resamples=100)
+    assert (values["talked_over"].estimate, values["talked_over"].n) == (0.5, 4)
+    assert values["talk_over_s"].estimate == pytest.approx(0.6)
+    assert values["talk_over_s"].n == 2
+
+
+def test_yields_at_the_resumption_are_over_takeovers_the_person_resumed_over() -> None:
+    def taken(conv: str, resumption: YieldScore | None) -> Score:
+        score = pause(conv, PauseOutcome.TAKEOVER, 0.2)
+        assert score.pause is not None
+        return replace(score, pause=replace(score.pause, resumption=resumption))
+
+    scores = [
+        taken("a", YieldScore(2.0, True, 0.4, False)),
+        taken("b", YieldScore(2.0, False, None, False)),  # talked on to the end
+        taken("c", None),  # its talk was over before the person resumed
+        pause("d", PauseOutcome.SILENT),
+    ]
+    values = bootstrap(scores, metrics_for(PointKind.PAUSE), seed=1, resamples=100)
+    assert values["yielded_at_resumption"].estimate == 0.5  # of a and b: c and d had none
+    assert values["resumption_stop_s"].estimate == pytest.approx(0.4)
+    assert values["resumption_stop_s"].n == 1
+
+
 def test_intervals_resample_conversations_and_repeat_with_the_seed() -> None:
     # Conversation a always takes over, b never: the interval spans both extremes.
     scores = [pause("a", PauseOutcome.TAKEOVER, 0.1, k) for k in range(5)]
@@ -99,7 +141,16 @@ def test_the_main_table_is_written_per_kind_as_markdown_csv_and_json(tmp_path: P
     md = (tmp_path / "main_table.md").read_text()
     assert "## pause" in md and "| sys | 2 | 0 | 0 | 0 | 0.50" in md
     lines = list(csv.DictReader((tmp_path / "main_table.csv").open()))
-    assert {r["metric"] for r in lines} == {"silent", "takeover", "after", "takeover_latency_s"}
+    assert {r["metric"] for r in lines} == {
+        "silent",
+        "takeover",
+        "after",
+        "takeover_latency_s",
+        "yielded_at_resumption",
+        "resumption_stop_s",
+        "talked_over",
+        "talk_over_s",
+    }
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["schema_version"] == RESULTS_SCHEMA_VERSION == 3
     assert results["bootstrap"] == {"resamples": 50, "seed": 3, "unit": "conversation"}

@@ -47,6 +47,7 @@ from pmc.scoring import (
     ScoreSettings,
     ScoreStatus,
     StrictVerdict,
+    TalkOver,
 )
 from pmc.systems import Family, SystemCard
 from pmc.table import Figure, Table
@@ -144,6 +145,7 @@ def _score(point: Point) -> Score:
         extra["pause"] = PauseScore(PauseOutcome.AFTER, None, False, False, True, 0.3)
     elif point.kind is PointKind.TURN_END:
         extra["reply"] = ReplyScore(0.3, 0.7, 2, 1.0, 4, 0.7, 0.5, False, transcript, 0.2, 0.1)
+        extra["talk_over"] = TalkOver(b - 1.0, 0.5, 1, ((b - 1.0, b - 0.5),))
     else:
         strict = StrictVerdict(point.kind, False, ("paris",), (), 1)
         judge = RecallVerdict(
@@ -325,6 +327,17 @@ def test_the_stereo_player_loads_two_channels_as_long_as_the_rollout(
     page.close()
     assert decoded["channels"] == 2
     assert abs(decoded["duration"] - expected) <= 1 / SAMPLE_RATE
+
+
+def test_a_rollout_page_frames_where_the_system_talked_over_the_person(report: Path) -> None:
+    """The turn-end point's score: talk over the person from 0.92 to 1.42 s (turn end 1.92 s)."""
+    (html,) = (report / "rollouts" / "talker").glob("turn_end-*-0.html")
+    text = html.read_text()
+    assert text.count('class="talk-over"') == 1
+    assert 'class="talk-over" data-start="0.9200" data-end="1.4200"' in text
+    assert "<dt>talked over the person</dt><dd>0.50 s, from 0.92 s (1 stretch of talk)" in text
+    (pause,) = (report / "rollouts" / "talker").glob("pause-*-0.html")
+    assert 'class="talk-over"' not in pause.read_text()
 
 
 def test_the_timeline_draws_the_pause_as_silence(report: Path, browser: Any) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from pmc.points import PointKind
-from pmc.scoring import PauseOutcome, Score, ScoreStatus
+from pmc.scoring import PauseOutcome, Score, ScoreStatus, YieldScore
 
 RESAMPLES = 2000
 """Bootstrap resamples of conversations (paper appendix E, Table 14)."""
@@ -112,11 +112,42 @@ def strict_correct(s: Score) -> bool | None:
     return s.recall.strict.correct if s.recall else False
 
 
+def _talked_over(s: Score) -> bool:
+    return s.talk_over is not None
+
+
+def _talk_over_s(s: Score) -> float | None:
+    return s.talk_over.duration_s if s.talk_over else None
+
+
+def _resumption(s: Score) -> YieldScore | None:
+    return s.pause.resumption if s.pause else None
+
+
+def _yielded_at_resumption(s: Score) -> bool | None:
+    resumption = _resumption(s)
+    return None if resumption is None else resumption.yielded
+
+
+def _resumption_stop_s(s: Score) -> float | None:
+    resumption = _resumption(s)
+    return None if resumption is None else resumption.stop_latency_s
+
+
+TALK_OVER_METRICS: dict[str, tuple[Metric, Callable[[Score], float | None] | None]] = {
+    "talked_over": (_rate(_talked_over), None),
+    "talk_over_s": (_median(_talk_over_s), _talk_over_s),
+}
+"""At every kind: the share of rollouts where the system started talking while the person's
+live turn went on, and how long it talked over them (docs/architecture.md "Metrics")."""
 PAUSE_METRICS: dict[str, tuple[Metric, Callable[[Score], float | None] | None]] = {
     "silent": (_share(PauseOutcome.SILENT), None),
     "takeover": (_share(PauseOutcome.TAKEOVER), None),
     "after": (_share(PauseOutcome.AFTER), None),
     "takeover_latency_s": (_median(_takeover_latency), _takeover_latency),
+    "yielded_at_resumption": (_rate(_yielded_at_resumption), None),
+    "resumption_stop_s": (_median(_resumption_stop_s), _resumption_stop_s),
+    **TALK_OVER_METRICS,
 }
 """Each metric, and for medians the per-rollout value its quartiles come from."""
 REPLY_METRICS: dict[str, tuple[Metric, Callable[[Score], float | None] | None]] = {
@@ -126,9 +157,11 @@ REPLY_METRICS: dict[str, tuple[Metric, Callable[[Score], float | None] | None]] 
     "word_ratio": (_median(reply_field("word_ratio")), reply_field("word_ratio")),
     "token_f1": (_median(reply_field("token_f1")), reply_field("token_f1")),
     "cosine": (_median(reply_field("cosine")), reply_field("cosine")),
+    **TALK_OVER_METRICS,
 }
 RECALL_METRICS: dict[str, tuple[Metric, Callable[[Score], float | None] | None]] = {
     "strict": (_rate(strict_correct), None),
+    **TALK_OVER_METRICS,
 }
 
 

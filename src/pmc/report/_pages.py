@@ -156,7 +156,8 @@ _LEGEND = (
     '<span><span class="sw wordless"></span>wordless phonation</span>'
     '<span><span class="sw pause"></span>labelled pause</span>'
     '<span><span class="sw human"></span>the human reply the system is scored against</span>'
-    '<span><span class="sw boundary"></span>turn or question end</span></p>'
+    '<span><span class="sw boundary"></span>turn or question end</span>'
+    '<span><span class="sw talk-over"></span>the system talks over the person</span></p>'
 )
 
 
@@ -184,6 +185,21 @@ def _facts(r: RolloutView, entry: dict[str, Any], t: Timeline) -> str:
             facts.append(("reference reply from", protocol.reference_point_id))
     if r.score is not None:
         facts.append(("scored with", r.score.settings.asr))
+        if r.score.talk_over is not None:
+            over = r.score.talk_over
+            facts.append(
+                (
+                    "talked over the person",
+                    f"{over.duration_s:.2f} s, from {over.onset_s:.2f} s "
+                    f"({over.stretches} stretch{'es' if over.stretches > 1 else ''} of talk)",
+                )
+            )
+        resumption = r.score.pause.resumption if r.score.pause else None
+        if resumption is not None:
+            stop = resumption.stop_latency_s
+            stopped = "talked on to the end" if stop is None else f"stopped {stop:.2f} s after"
+            verdict = "yielded" if resumption.yielded else "did not yield"
+            facts.append(("when the person resumed", f"{verdict}: {stopped}"))
     rows = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in facts)
     return f'<dl class="facts">{rows}</dl>'
 
@@ -218,6 +234,7 @@ def _timeline(r: RolloutView, person_speech: Spans, seat_speech: Spans) -> Timel
         person_speech=person_speech,
         seat_speech=seat_speech,
         start_s=-HISTORY_TAIL_S,
+        talk_over=r.score.talk_over.spans if r.score and r.score.talk_over else (),
     )
 
 

@@ -5,10 +5,11 @@ person's speech (the speech gate's intervals on the history's last seconds and t
 over a thin line for the live input's extent), the labelled pause (a shaded span) or turn /
 question end (a line), where the stream stopped, what was said from the system's seat in the
 history's last seconds, the system's speech (gate intervals, word-bearing or wordless, with
-their words) and, at turn ends, where the human reply the
-system is scored against ran. The person's intervals are ``rect.person-speech`` elements whose
-``data-start`` and ``data-end`` give their bounds in seconds, so a labelled pause shows as
-silence that can be checked. Every word is escaped: it is a recogniser's output and may hold markup.
+their words), where the system talked over the person (a frame across both lanes) and, at turn
+ends, where the human reply the system is scored against ran. The person's intervals are
+``rect.person-speech`` elements whose ``data-start`` and ``data-end`` give their bounds in
+seconds, so a labelled pause shows as silence that can be checked. Every word is escaped: it is
+a recogniser's output and may hold markup.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ class Timeline:
         person_speech: The person's speech intervals (the gate on what the system heard).
         seat_speech: Speech from the system's seat in the history's tail (before 0).
         start_s: The left edge, where the page's audio starts (None: just before 0).
+        talk_over: Where the system talked over the person's live turn (its score's).
     """
 
     live_s: float
@@ -74,6 +76,7 @@ class Timeline:
     person_speech: Spans = ()
     seat_speech: Spans = ()
     start_s: float | None = None
+    talk_over: Spans = ()
 
     @property
     def end_s(self) -> float:
@@ -104,6 +107,7 @@ def svg(timeline: Timeline) -> str:
     parts += _person(timeline, x)
     parts += _seat(timeline.seat_speech, x)
     parts += _speech(timeline.speech, x)
+    parts += _talk_over(timeline.talk_over, x)
     if timeline.human_reply is not None:
         a, b = timeline.human_reply
         parts.append(
@@ -147,6 +151,17 @@ def _person(timeline: Timeline, x: _Scale) -> list[str]:
             f"<title>{what} {a:.2f}–{b:.2f} s</title></rect>"
         )
     return parts
+
+
+def _talk_over(spans: Spans, x: _Scale) -> list[str]:
+    """Where the system talked over the person: a frame across both speech lanes."""
+    top, bottom = _LIVE_Y - 2, _SPEECH_Y + _SPEECH_H + 2
+    return [
+        f'<rect class="talk-over" data-start="{a:.4f}" data-end="{b:.4f}" x="{x(a)}" '
+        f'y="{top}" width="{max(x(b) - x(a), 1)}" height="{bottom - top}">'
+        f"<title>the system talks over the person {a:.2f}–{b:.2f} s</title></rect>"
+        for a, b in spans
+    ]
 
 
 def _seat(spans: Spans, x: _Scale) -> list[str]:

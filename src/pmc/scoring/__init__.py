@@ -2,7 +2,8 @@
 
 The speech gate on the played track, words from Whisper with word times on the stream clock,
 word-bearing intervals and wordless phonation (``_evidence``); pause, turn-end and recall
-metrics (``_metrics``, ``_text``, ``_embed``, ``_recall_judge``); and the resumable stage
+metrics (``_metrics``, ``_text``, ``_embed``, ``_recall_judge``); talk over the person and yields
+(``_talkover``); and the resumable stage
 (``_stage``), with the judges' verdicts added outside the transcription workers
 (``_verdicts``). The gate's calibration against windowed recognition is :mod:`pmc.calibration`.
 """
@@ -14,7 +15,7 @@ from pmc.scoring._memo import RememberingTranscriber, clip_digest
 from pmc.scoring._metrics import PauseOutcome, PauseScore, ReplyScore, pause_score, reply_score
 from pmc.scoring._pool import close_scoring_pool
 from pmc.scoring._recall_judge import RecallItem, RecallJudgeError, RecallVerdict, judge_recall
-from pmc.scoring._rollout import score_rollout
+from pmc.scoring._rollout import person_turn, score_rollout
 from pmc.scoring._stage import (
     SCORES_DIR,
     ScoreTally,
@@ -22,6 +23,14 @@ from pmc.scoring._stage import (
     read_scores,
     run_scoring,
     workdir_of,
+)
+from pmc.scoring._talkover import (
+    YIELD_QUIET_S,
+    YIELD_WINDOW_S,
+    TalkOver,
+    YieldScore,
+    talk_over,
+    yield_to,
 )
 from pmc.scoring._text import StrictVerdict, content_words, strict_recall, token_f1, tokens
 from pmc.scoring._transcribe import (
@@ -33,6 +42,7 @@ from pmc.scoring._transcribe import (
 )
 from pmc.scoring._types import (
     DEFAULT_SCORING_ASR,
+    METRICS_VERSION,
     SCORE_SCHEMA_VERSION,
     RecallScore,
     Score,
@@ -45,8 +55,11 @@ __all__ = [
     "CLIP_JOIN_S",
     "CLIP_MARGIN_S",
     "DEFAULT_SCORING_ASR",
+    "METRICS_VERSION",
     "SCORES_DIR",
     "SCORE_SCHEMA_VERSION",
+    "YIELD_QUIET_S",
+    "YIELD_WINDOW_S",
     "Embedder",
     "Evidence",
     "PauseOutcome",
@@ -63,8 +76,10 @@ __all__ = [
     "ScoreTally",
     "ScoringCluster",
     "StrictVerdict",
+    "TalkOver",
     "TalkStretch",
     "Transcription",
+    "YieldScore",
     "clip_digest",
     "clips",
     "close_scoring_pool",
@@ -75,14 +90,17 @@ __all__ = [
     "judge_recall",
     "make_judge",
     "pause_score",
+    "person_turn",
     "read_scores",
     "reply_score",
     "run_scoring",
     "score_rollout",
     "strict_recall",
+    "talk_over",
     "talk_stretches",
     "token_f1",
     "tokens",
     "transcribe_track",
     "workdir_of",
+    "yield_to",
 ]

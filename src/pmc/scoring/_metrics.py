@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Any
 
 from pmc.scoring._evidence import Evidence, TalkStretch, talk_stretches
+from pmc.scoring._talkover import YieldScore
 
 
 class PauseOutcome(StrEnum):
@@ -41,6 +42,8 @@ class PauseScore:
             turn earlier), flagged apart from the outcome.
         wordless: Above-gate audio without words inside the pause (wordless phonation).
         after_latency_s: For ``after``: first word onset minus the pause end.
+        resumption: For a takeover still under way when the person resumed (their resumption
+            talks over it): whether it yielded, and how soon.
     """
 
     outcome: PauseOutcome
@@ -49,15 +52,24 @@ class PauseScore:
     spoke_before: bool
     wordless: bool
     after_latency_s: float | None = None
+    resumption: YieldScore | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form."""
-        return {**asdict(self), "outcome": self.outcome.value}
+        resumption = None if self.resumption is None else self.resumption.to_dict()
+        return {**asdict(self), "outcome": self.outcome.value, "resumption": resumption}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PauseScore:
         """Inverse of :meth:`to_dict`."""
-        return cls(**{**data, "outcome": PauseOutcome(data["outcome"])})
+        resumption = data.get("resumption")
+        return cls(
+            **{
+                **data,
+                "outcome": PauseOutcome(data["outcome"]),
+                "resumption": None if resumption is None else YieldScore.from_dict(resumption),
+            }
+        )
 
 
 def pause_score(found: Sequence[Evidence], start_s: float, end_s: float) -> PauseScore:

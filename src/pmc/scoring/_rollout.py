@@ -18,6 +18,7 @@ from pmc.io import read_json
 from pmc.points import Point, PointKind
 from pmc.scoring._evidence import Evidence, evidence, ungated
 from pmc.scoring._metrics import (
+    PauseOutcome,
     PauseScore,
     ReplyScore,
     censored_at,
@@ -25,6 +26,7 @@ from pmc.scoring._metrics import (
     reply_score,
     reply_stretches,
 )
+from pmc.scoring._talkover import talk_over, yield_to
 from pmc.scoring._text import has_words, strict_recall, token_f1
 from pmc.scoring._transcribe import transcribe_track
 from pmc.scoring._types import RecallScore, Score, ScoreSettings, ScoreStatus
@@ -79,9 +81,18 @@ def score_rollout(
     intervals = speech_intervals(track, settings.gate, SAMPLE_RATE, settings.onset)
     words = transcribe_track(track, intervals, transcriber, settings.transcription)
     found = evidence(intervals, words)
-    scored = replace(base, evidence=tuple(found), ungated_words=len(ungated(words, found)))
+    scored = replace(
+        base,
+        evidence=tuple(found),
+        ungated_words=len(ungated(words, found)),
+        talk_over=talk_over(found, person_turn(point)),
+    )
     if point.kind is PointKind.PAUSE:
         pause: PauseScore = pause_score(found, point.boundary_stream_s, point.boundary_end_stream_s)
+        if pause.outcome is PauseOutcome.TAKEOVER:
+            track_end = len(track) / SAMPLE_RATE
+            resumed = yield_to(found, point.boundary_end_stream_s, track_end)
+            pause = replace(pause, resumption=resumed)
         return replace(scored, pause=pause)
     if _untranscribed(found, point.boundary_stream_s):
         scored = replace(scored, status=ScoreStatus.UNTRANSCRIBED)
@@ -93,6 +104,19 @@ def score_rollout(
     return replace(
         scored, recall=RecallScore(said, strict_recall(said, point.gold_answer, point.kind))
     )
+
+
+def person_turn(point: Point) -> tuple[tuple[float, float], ...]:
+    """The person's live turn on the stream clock, less the pause under test.
+
+    From the stream's start to the boundary (a turn's or question's end, a pause's start), and
+    at a pause also from its end to where the resumed speech stops.
+    """
+    turn = ((0.0, point.boundary_stream_s),)
+    if point.kind is not PointKind.PAUSE:
+        return turn
+    stream_end = point.stream_end_conv_s - point.stream_start_conv_s
+    return (*turn, (point.boundary_end_stream_s, stream_end))
 
 
 def _untranscribed(found: list[Evidence], boundary_s: float) -> bool:

@@ -15,10 +15,14 @@ from pmc.points import PointKind
 from pmc.scoring._evidence import Evidence
 from pmc.scoring._metrics import PauseScore, ReplyScore
 from pmc.scoring._recall_judge import RecallVerdict
+from pmc.scoring._talkover import TalkOver
 from pmc.scoring._text import StrictVerdict
 from pmc.scoring._transcribe import Transcription
 
 SCORE_SCHEMA_VERSION = 1
+METRICS_VERSION = 2
+"""What the metrics measure; a score made under an earlier version is made again.
+2: talk over the person, and the yield at a pause's resumption (docs/architecture.md "Metrics")."""
 DEFAULT_SCORING_ASR = "faster-whisper:base"
 """docs/architecture.md "Metrics": Whisper base by default (bundled); ``faster-whisper:tiny.en`` is
 faster."""
@@ -55,6 +59,7 @@ class ScoreSettings:
             speech (the default), or on the gate's 20 ms window grid, as the paper did.
         transcription: What the recogniser hears: each stretch of gated speech as its own
             clip (the default), or the whole track in one pass, as before this setting.
+        metrics: The version of the metrics' definitions (:data:`METRICS_VERSION`).
     """
 
     asr: str = DEFAULT_SCORING_ASR
@@ -63,10 +68,12 @@ class ScoreSettings:
     embedding: str = EMBEDDING_MODEL
     onset: OnsetRule = OnsetRule.ENVELOPE
     transcription: Transcription = Transcription.GATED
+    metrics: int = METRICS_VERSION
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form."""
         return {
+            "metrics": self.metrics,
             "asr": self.asr,
             "gate": self.gate.to_dict(),
             "judge": self.judge,
@@ -79,8 +86,9 @@ class ScoreSettings:
     def from_dict(cls, data: dict[str, Any]) -> ScoreSettings:
         """Inverse of :meth:`to_dict`; settings without a later key predate it.
 
-        Onsets were on the window grid before ``onset`` was recorded, and the whole track was
-        transcribed in one pass before ``transcription`` was.
+        Onsets were on the window grid before ``onset`` was recorded, the whole track was
+        transcribed in one pass before ``transcription`` was, and the metrics were version 1
+        before ``metrics`` was.
         """
         return cls(
             str(data["asr"]),
@@ -89,6 +97,7 @@ class ScoreSettings:
             str(data.get("embedding", _EARLIER_EMBEDDING_MODEL)),
             OnsetRule(data.get("onset", OnsetRule.WINDOW.value)),
             Transcription(data.get("transcription", Transcription.TRACK.value)),
+            int(data.get("metrics", 1)),
         )
 
     def digest(self) -> str:
@@ -148,6 +157,7 @@ class Score:
         pause: Pause metrics (pause points).
         reply: Reply metrics (turn-end points).
         recall: Answer verdicts (recall points).
+        talk_over: The system's talk that began while the person's live turn was going.
         error: The failure, for transport errors.
     """
 
@@ -165,6 +175,7 @@ class Score:
     pause: PauseScore | None = None
     reply: ReplyScore | None = None
     recall: RecallScore | None = None
+    talk_over: TalkOver | None = None
     error: str = ""
     schema_version: int = SCORE_SCHEMA_VERSION
 
@@ -192,6 +203,7 @@ class Score:
             "pause": self.pause.to_dict() if self.pause else None,
             "reply": self.reply.to_dict() if self.reply else None,
             "recall": self.recall.to_dict() if self.recall else None,
+            "talk_over": self.talk_over.to_dict() if self.talk_over else None,
             "error": self.error,
         }
 
@@ -215,6 +227,7 @@ class Score:
             pause=PauseScore.from_dict(data["pause"]) if data.get("pause") else None,
             reply=ReplyScore.from_dict(data["reply"]) if data.get("reply") else None,
             recall=RecallScore.from_dict(data["recall"]) if data.get("recall") else None,
+            talk_over=TalkOver.from_dict(data["talk_over"]) if data.get("talk_over") else None,
             error=str(data.get("error", "")),
             schema_version=version,
         )
