@@ -153,6 +153,7 @@ def test_bundled_demo_corpus(demo_workdir: Path) -> None:
             "backchannel",
             "failed_take",
             "overlap",
+            "barge_in",
             "fact",
         }
     info = CliRunner().invoke(cli, ["corpus", "info", "--workdir", str(demo_workdir)])
