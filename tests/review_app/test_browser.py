@@ -578,3 +578,20 @@ def test_the_static_files_build_no_markup_and_inline_nothing() -> None:
     assert "<style" not in page and " style=" not in page, "index.html styles inline"
     assert not re.search(r"\son[a-z]+=", page), "index.html has an inline event handler"
     assert not re.search(r"(src|href)=\"(https?:)?//", page), "index.html loads from elsewhere"
+
+
+def test_every_label_kind_has_a_lane_and_a_colour() -> None:
+    """A new kind of label (rule 5's barge-ins, say) is drawn in a lane, in a colour of its own."""
+    static = resources.files("pmc.review_app") / "static"
+    script = (static / "app.js").read_text(encoding="utf-8")
+    style = (static / "app.css").read_text(encoding="utf-8")
+    lanes = re.search(r"const LANES = \[(.*?)\];", script, re.S)
+    assert lanes is not None
+    listed = [
+        kind
+        for kinds in re.findall(r"kinds: \[(.*?)\]", lanes.group(1))
+        for kind in re.findall(r'"([a-z_]+)"', kinds)
+    ]
+    assert sorted(listed) == sorted(k.value for k in LabelKind)  # each kind in one lane
+    for kind in LabelKind:
+        assert f"rect.label.kind-{kind.value} {{" in style, kind
