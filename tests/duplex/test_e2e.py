@@ -35,7 +35,11 @@ CARDS = ("moshi", "moshi-preloaded", "personaplex")
 FRAME_NS = 80_000_000
 FRAME_SAMPLES = 1920
 """One 80 ms frame at 24 kHz: what the stock server answers each input frame with."""
-PROTOCOL = ProtocolParams()
+CAP_S = 10.0
+"""The run's cap on a reply (``pmc run --cap-s``): a random-weight model talks until the cap,
+so each turn end streams, steps three models and is transcribed for 10 s past the boundary
+instead of the paper's 30."""
+PROTOCOL = ProtocolParams(cap_s=CAP_S)
 SERVER_SAYS = re.compile(r"accepted connection|text token '(.*?)'\n|frame handled in", re.S)
 """The stock server's log lines about a session (a text piece may hold any character)."""
 
@@ -95,7 +99,7 @@ def duplex_run(
         "personaplex": f"{duplex_base}/api/duplex",
     }
     args = ["run", "--workdir", str(duplex_points), "--clock", "real", "--run-id", "duplex"]
-    args += ["--concurrency", "3", "--retries", "0"]
+    args += ["--concurrency", "3", "--retries", "0", "--cap-s", str(CAP_S)]
     for name in CARDS:
         args += ["--system", str(_card_copy(name, endpoints[name], folder))]
     result = CliRunner().invoke(cli, args)
@@ -137,7 +141,7 @@ def test_every_duplex_card_completes_a_run_and_is_scored(duplex_run: Path) -> No
 
 
 def test_each_point_kind_stops_where_the_protocol_says(duplex_run: Path) -> None:
-    """A pause drains 3 s (the system spoke, so no more); a turn end runs to the 30 s cap.
+    """A pause drains 3 s (the system spoke, so no more); a turn end runs to the run's cap.
 
     A random-weight model never falls quiet: its output is noise far above the monitor's gate
     (checked here on what was played), so after the boundary it is never silent for the 2 s

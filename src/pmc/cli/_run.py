@@ -18,7 +18,15 @@ from pmc.cli._ui import (
     warn,
     workdir_option,
 )
-from pmc.harness import ClockKind, RunSettings, SystemTally, default_run_id, run_rollouts, runs_dir
+from pmc.harness import (
+    ClockKind,
+    ProtocolParams,
+    RunSettings,
+    SystemTally,
+    default_run_id,
+    run_rollouts,
+    runs_dir,
+)
 from pmc.systems import SystemCard, find_cards
 
 
@@ -86,6 +94,15 @@ def load_cards(names: tuple[str, ...], folder: Path | None) -> list[SystemCard]:
     "limited, overloaded, going away, a lost Ray worker); each waits a backoff that honours "
     "the server's retry-after, and rate limits step the card's concurrency down.",
 )
+@click.option(
+    "--cap-s",
+    type=click.FloatRange(min=1.0),
+    default=ProtocolParams.cap_s,
+    show_default=True,
+    help="Stop every rollout this long after its boundary, whatever the system is doing "
+    "(the paper's cap, appendix C; a shorter one makes a quick look cheaper, and a run's "
+    "scores say when a reply ran into it).",
+)
 @ray_option
 @click.option(
     "--workers",
@@ -104,6 +121,7 @@ def run_command(
     clock: str,
     retries: int,
     retry_attempts: int,
+    cap_s: float,
     ray_address: str | None,
     workers: int | None,
 ) -> None:
@@ -124,6 +142,7 @@ def run_command(
         clock=ClockKind(clock),
         retries=retries,
         retry_attempts=retry_attempts,
+        params=ProtocolParams(cap_s=cap_s),
         ray=ray_address,
         workers=workers,
     )
