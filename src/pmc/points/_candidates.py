@@ -1,11 +1,15 @@
-"""Candidate pause and turn-end points from the labels, with the label-only gates (appendix A)."""
+"""Candidate pause, turn-end and talk-over points from the labels, with the label-only gates.
+
+The gates of pauses and turn ends are the paper's (appendix A); a talk-over point is a turn-end
+candidate whose reply the other speaker talked over (the labels' rule 5, docs/labels.md).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pmc.corpus import Channel, Conversation, Word
-from pmc.labels import Label, LabelKind, Labels
+from pmc.labels import Flag, Label, LabelKind, Labels
 from pmc.points._types import PointKind
 
 PAUSE_MIN_S = 0.6
@@ -20,6 +24,13 @@ REPLY_MAX_GAP_S = 3.0
 """The reply starts within 3 s of the turn end (appendix A) ..."""
 REPLY_MIN_WORDS = 5
 """... and has at least five words (appendix A)."""
+CLIP_MAX_S = 10.0
+"""A barge-in's clip is the person's turn from its onset, at most 10 s: longer than the 2 s
+window and 1 s quiet that decide a yield (docs/architecture.md "Metrics"), long enough to hold
+what the person went on to say."""
+OFFSET_MATCH_S = 0.001
+"""A rule-5 label belongs to a turn end whose reply starts where the label says (to the ms its
+times are rounded to)."""
 RESUMPTION_MAX_S = 5.0
 """The live stream of a pause point runs to the end of the resumed speech, at most 5 s after
 the pause (docs/architecture.md "Protocol")."""
@@ -53,6 +64,10 @@ class Candidate:
     reply: Label | None
     words_before: tuple[str, ...]
     label: Label
+    over: Label | None = None
+    """Talk-over kinds: the rule-5 label of the person's talk over the reply."""
+    clip_end_conv_s: float | None = None
+    """Talk-over kinds: where the person's clip ends (the barge-in turn's or backchannel's end)."""
 
 
 def all_words(conversation: Conversation, labels: Labels, channel: Channel) -> list[Word]:
@@ -113,8 +128,14 @@ def pause_candidates(conversation: Conversation, labels: Labels) -> tuple[int, l
     return len(pauses), found
 
 
-def turn_end_candidates(conversation: Conversation, labels: Labels) -> tuple[int, list[Candidate]]:
-    """All turn ends (the count) and those passing the label-only gates."""
+def turn_end_candidates(
+    conversation: Conversation, labels: Labels, reply_min_words: int = REPLY_MIN_WORDS
+) -> tuple[int, list[Candidate]]:
+    """All turn ends (the count) and those passing the label-only gates.
+
+    ``reply_min_words``: the reply's least words (the talk-over kinds ask for fewer: a reply cut
+    short by a barge-in is what they are about).
+    """
     cid = conversation.conversation_id
     found: list[Candidate] = []
     turns = labels.of(LabelKind.TURN)
@@ -134,7 +155,7 @@ def turn_end_candidates(conversation: Conversation, labels: Labels) -> tuple[int
         )
         if reply is None or reply.start_conv_s - turn.end_conv_s > REPLY_MAX_GAP_S:
             continue
-        if reply.words < REPLY_MIN_WORDS:
+        if reply.words < reply_min_words:
             continue
         found.append(
             Candidate(
@@ -151,3 +172,62 @@ def turn_end_candidates(conversation: Conversation, labels: Labels) -> tuple[int
             )
         )
     return len(turns), found
+
+
+TALK_OVER_KINDS = {
+    LabelKind.BARGE_IN: PointKind.BARGE_IN,
+    LabelKind.REPLY_BACKCHANNEL: PointKind.BACKCHANNEL,
+}
+"""The rule-5 labels and the point kinds made of them."""
+
+
+TALK_OVER_REPLY_MIN_WORDS = 2
+"""A talk-over point's reply needs two words before the person came in, not the turn end's five
+(appendix A): the person's reply there is the reference yield, not a text to compare."""
+
+
+def talk_over_candidates(
+    conversation: Conversation, labels: Labels
+) -> dict[PointKind, tuple[int, list[Candidate]]]:
+    """Barge-in and backchannel candidates: a gated turn end whose reply was talked over.
+
+    For each kind, all labels of it (the count) and the candidates. A barge-in flagged as a
+    terminal overlap (the replier was finishing anyway) is no barge-in to play.
+    """
+    turn_ends = turn_end_candidates(conversation, labels, TALK_OVER_REPLY_MIN_WORDS)[1]
+    found: dict[PointKind, tuple[int, list[Candidate]]] = {}
+    turns = labels.of(LabelKind.TURN)
+    for label_kind, kind in TALK_OVER_KINDS.items():
+        over_labels = labels.of(label_kind)
+        kept: list[Candidate] = []
+        for over in over_labels:
+            if over.reply_offset_s is None or Flag.TERMINAL_OVERLAP in over.flags:
+                continue
+            reply_start = over.start_conv_s - over.reply_offset_s
+            end = next(
+                (
+                    c
+                    for c in turn_ends
+                    if c.user is over.speaker
+                    and c.reply is not None
+                    and abs(c.reply.start_conv_s - reply_start) <= OFFSET_MATCH_S
+                ),
+                None,
+            )
+            if end is None:
+                continue
+            clip_end = over.end_conv_s
+            if kind is PointKind.BARGE_IN:
+                own = next(
+                    (
+                        t
+                        for t in turns
+                        if t.speaker is over.speaker and t.start_conv_s == over.start_conv_s
+                    ),
+                    None,
+                )
+                clip_end = own.end_conv_s if own is not None else over.end_conv_s
+            clip_end = min(clip_end, over.start_conv_s + CLIP_MAX_S)
+            kept.append(replace(end, kind=kind, over=over, clip_end_conv_s=clip_end))
+        found[kind] = (len(over_labels), kept)
+    return found

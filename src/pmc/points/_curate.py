@@ -73,7 +73,7 @@ def _ratio(track: FloatArray, start_s: float, end_s: float, gate: GateParams) ->
 def passes_audio_gates(
     candidate: Candidate, tracks: dict[object, FloatArray], gate: GateParams
 ) -> bool:
-    """The audio gates: the pause is silent, the speech before and the reply are speech."""
+    """The audio gates: the pause is silent; the speech before, the reply and a clip are speech."""
     user = tracks[candidate.user]
     before = _ratio(
         user, candidate.boundary_conv_s - BEFORE_BOUNDARY_S, candidate.boundary_conv_s, gate
@@ -87,7 +87,12 @@ def passes_audio_gates(
     if reply is None:
         return False
     replier = tracks[candidate.user.other]
-    return _ratio(replier, reply.start_conv_s, reply.end_conv_s, gate) >= SPEECH_MIN_RATIO
+    if _ratio(replier, reply.start_conv_s, reply.end_conv_s, gate) < SPEECH_MIN_RATIO:
+        return False
+    over, clip_end = candidate.over, candidate.clip_end_conv_s
+    if over is None or clip_end is None:
+        return True
+    return _ratio(user, over.start_conv_s, clip_end, gate) >= SPEECH_MIN_RATIO
 
 
 def cap_per_conversation(scored: Sequence[tuple[str, str, float]]) -> set[str]:

@@ -19,7 +19,12 @@ from pmc.corpus import Channel, Conversation, conversation_paths, read_conversat
 from pmc.gate import GateParams
 from pmc.labels import SELECTION_FILE, LabelKind, Labels, Selection, labels_dir, read_labels
 from pmc.llm import JudgeCache, LlmClient
-from pmc.points._candidates import Candidate, pause_candidates, turn_end_candidates
+from pmc.points._candidates import (
+    Candidate,
+    pause_candidates,
+    talk_over_candidates,
+    turn_end_candidates,
+)
 from pmc.points._curate import (
     cap_per_conversation,
     features,
@@ -112,15 +117,22 @@ def _drafts(
     tracks = _tracks(conversation)
     gate = GateParams()
     survivors: list[_Draft] = []
-    for finder in (pause_candidates, turn_end_candidates):
-        total, found = finder(conversation, labels)
-        kind = PointKind.PAUSE if finder is pause_candidates else PointKind.TURN_END
+    groups = {
+        PointKind.PAUSE: pause_candidates(conversation, labels),
+        PointKind.TURN_END: turn_end_candidates(conversation, labels),
+        **talk_over_candidates(conversation, labels),
+    }
+    for kind, (total, found) in groups.items():
         funnel.candidates[kind.value] += total
         funnel.label_gates[kind.value] += len(found)
         for c in found:
             if passes_audio_gates(c, tracks, gate):
                 values = features(c)
-                pid = point_id(cid, kind, c.boundary_conv_s, c.user.value)
+                # Talk over one reply may come more than once: its onset tells them apart.
+                extra = (
+                    c.user.value if c.over is None else f"{c.user.value}|{c.over.start_conv_s:.3f}"
+                )
+                pid = point_id(cid, kind, c.boundary_conv_s, extra)
                 survivors.append(
                     _Draft(pid, kind, cid, c, features=values, score=heuristic_score(kind, values))
                 )
@@ -317,6 +329,18 @@ def _finish(
         reply_start, reply_end, reply_text = c.reply.start_conv_s, c.reply.end_conv_s, c.reply.text
         reply = cut(tracks[system], to_sample(reply_start), to_sample(reply_end))
         cuts["reply"] = write_wav(folder, "reply.wav", reply)
+    over = c.over if c is not None else None
+    talk_over: dict[str, Any] = {}
+    if c is not None and over is not None and c.clip_end_conv_s is not None:
+        clip = cut(tracks[user], to_sample(over.start_conv_s), to_sample(c.clip_end_conv_s))
+        cuts["inject"] = write_wav(folder, "inject.wav", clip)
+        talk_over = {
+            "inject_offset_s": over.reply_offset_s,
+            "inject_text": over.text,
+            "person_yield_s": over.yield_s,
+            "person_talk_over_s": over.talk_over_s,
+            "person_kept_talking_s": over.kept_talking_s,
+        }
     question_end = len(live) / audio.SAMPLE_RATE if c is None else None
     fact = draft.recall
     return Point(
@@ -343,6 +367,7 @@ def _finish(
         judge=draft.verdict,
         identity_prompt=prompts[system],
         cuts={k: f"audio/{draft.point_id}/{v}" for k, v in cuts.items()},
+        **talk_over,
     )
 
 

@@ -15,16 +15,45 @@ from typing import Any
 from pmc.corpus import Channel
 from pmc.io import schema_version
 
-POINT_SCHEMA_VERSION = 1
+POINT_SCHEMA_VERSION = 2
+"""2: the talk-over kinds and their clip (``inject_*``, ``person_*``); version 1 still reads."""
 
 
 class PointKind(StrEnum):
-    """The four kinds of evaluation point; results are never pooled across them."""
+    """The kinds of evaluation point; results are never pooled across them."""
 
     PAUSE = "pause"
     TURN_END = "turn_end"
     CONVERSATION_RECALL = "conversation_recall"
     FACT_RECALL = "fact_recall"
+    BARGE_IN = "barge_in"
+    """A turn end whose reply the other speaker talked over, and the replier gave up the floor."""
+    BACKCHANNEL = "backchannel"
+    """A turn end whose reply the other speaker backchannelled into, and the replier went on."""
+
+    @property
+    def talks_over(self) -> bool:
+        """The person's clip is played over the system's reply (docs/architecture.md "Protocol")."""
+        return self in (PointKind.BARGE_IN, PointKind.BACKCHANNEL)
+
+    @property
+    def replies(self) -> bool:
+        """A turn end the system replies to: the turn end itself and the talk-over kinds."""
+        return self is PointKind.TURN_END or self.talks_over
+
+
+TALK_OVER_FIELDS = (
+    "inject_offset_s",
+    "inject_text",
+    "person_yield_s",
+    "person_talk_over_s",
+    "person_kept_talking_s",
+)
+"""A point's fields that only the talk-over kinds set."""
+
+
+def _float(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 def point_id(conversation_id: str, kind: PointKind, at_conv_s: float, extra: str = "") -> str:
@@ -100,6 +129,13 @@ class Point:
         judge: The judge's verdict, if a judge ran.
         identity_prompt: Who the system is (docs/architecture.md "Protocol").
         cuts: Audio and text files of the point, relative to ``points/``.
+        inject_offset_s: Talk-over kinds: when the person's clip (``cuts["inject"]``) began
+            after the start of the reply it came over; the harness plays it that long after the
+            system's own reply starts.
+        inject_text: What the clip says.
+        person_yield_s: Barge-in: from the clip's onset to the end of the replier's speech.
+        person_talk_over_s: Barge-in: how long both spoke at once from the clip's onset.
+        person_kept_talking_s: Backchannel: from the clip's onset to the end of the reply.
     """
 
     point_id: str
@@ -125,10 +161,20 @@ class Point:
     judge: JudgeVerdict | None = None
     identity_prompt: str = ""
     cuts: dict[str, str] = field(default_factory=dict)
+    inject_offset_s: float | None = None
+    inject_text: str = ""
+    person_yield_s: float | None = None
+    person_talk_over_s: float | None = None
+    person_kept_talking_s: float | None = None
     schema_version: int = POINT_SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-JSON form, with the schema version."""
+        """Plain-JSON form, with the schema version; the talk-over fields only where set."""
+        talk_over = {
+            name: getattr(self, name)
+            for name in TALK_OVER_FIELDS
+            if getattr(self, name) not in (None, "")
+        }
         return {
             "schema_version": self.schema_version,
             "point_id": self.point_id,
@@ -154,12 +200,14 @@ class Point:
             "judge": self.judge.to_dict() if self.judge else None,
             "identity_prompt": self.identity_prompt,
             "cuts": dict(sorted(self.cuts.items())),
+            **talk_over,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Point:
         """Inverse of :meth:`to_dict`; refuses a schema version it does not know."""
-        version = schema_version(data, POINT_SCHEMA_VERSION, "point")
+        older = data.get("schema_version") == 1  # version 1 is version 2 without talk-over kinds
+        version = 1 if older else schema_version(data, POINT_SCHEMA_VERSION, "point")
         judge = data.get("judge")
         return cls(
             point_id=str(data["point_id"]),
@@ -185,5 +233,10 @@ class Point:
             judge=JudgeVerdict.from_dict(judge) if judge else None,
             identity_prompt=str(data.get("identity_prompt", "")),
             cuts={str(k): str(v) for k, v in data.get("cuts", {}).items()},
+            inject_offset_s=_float(data.get("inject_offset_s")),
+            inject_text=str(data.get("inject_text", "")),
+            person_yield_s=_float(data.get("person_yield_s")),
+            person_talk_over_s=_float(data.get("person_talk_over_s")),
+            person_kept_talking_s=_float(data.get("person_kept_talking_s")),
             schema_version=version,
         )

@@ -24,8 +24,8 @@ def window_of(point_id: str, kind: PointKind, candidate: Candidate) -> Window:
         boundary_end_conv_s=c.boundary_end_conv_s,
         context_start_conv_s=c.turn.start_conv_s,
         context_end_conv_s=max(end, c.boundary_end_conv_s),
-        label_id=c.label.id,
-        label_sha256=c.label.content_sha256(),
+        label_id=(c.over or c.label).id,
+        label_sha256=(c.over or c.label).content_sha256(),
     )
 
 

@@ -22,10 +22,15 @@ REVIEWER_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
 class WindowKind(StrEnum):
-    """The two kinds of boundary a window shows (the point kinds of the same names)."""
+    """The kinds of boundary a window shows (the point kinds of the same names).
+
+    A barge-in or backchannel window shows the turn end whose reply the person talked over.
+    """
 
     PAUSE = "pause"
     TURN_END = "turn_end"
+    BARGE_IN = "barge_in"
+    BACKCHANNEL = "backchannel"
 
 
 class Target(StrEnum):
