@@ -169,6 +169,13 @@ def print_tallies(run_id: str, tallies: dict[str, SystemTally]) -> None:
         for cause, count in sorted(t.causes.items()):
             err.print(f"{system}: {count} x {cause}", soft_wrap=True)
     for system, t in tallies.items():
+        if t.unheard:
+            err.print(
+                f"{system}: not put at {t.unheard} talk-over point(s): its adapter does not "
+                "hear the person while the system speaks",
+                soft_wrap=True,
+            )
+    for system, t in tallies.items():
         for line in observations(system, t):
             err.print(line, soft_wrap=True, markup=False)
 

@@ -10,9 +10,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from pmc import audio, io
 from pmc.audio import FloatArray
 from pmc.corpus import corpus_dir, read_conversation
+from pmc.errors import InputError, Problem
 from pmc.points import Point, PointKind
 from pmc.systems import HistoryWord, Preload, ReferenceReply, SystemCard
 
@@ -34,8 +37,16 @@ def rollout_seed(seed: int, system: str, point_id: str, rollout: int) -> int:
 
 
 def _wav(points_dir: Path, point: Point, name: str) -> FloatArray:
-    """One of the point's cuts (24 kHz mono PCM16, written by the points stage)."""
-    return audio.read(audio.probe(points_dir / point.cuts[name]))
+    """One of the point's cuts (24 kHz mono PCM16, written by the points stage).
+
+    A history cut may hold no samples: a point at the conversation's first turn has no history.
+    """
+    try:
+        return audio.read(audio.probe(points_dir / point.cuts[name]))
+    except InputError as exc:
+        if exc.problem is Problem.EMPTY_AUDIO and name.startswith("history_"):
+            return np.zeros(0, dtype=np.float32)
+        raise
 
 
 def preload_for(points_dir: Path, point: Point, seed: int) -> Preload:
@@ -96,6 +107,11 @@ def live_for(points_dir: Path, point: Point) -> FloatArray:
     return _wav(points_dir, point, "live")
 
 
+def clip_for(points_dir: Path, point: Point) -> FloatArray | None:
+    """The person's talk over the reply at a talk-over point (None at other points)."""
+    return _wav(points_dir, point, "inject") if "inject" in point.cuts else None
+
+
 def _pick(point: Point, others: Sequence[Point]) -> Point | None:
     """One of ``others``, chosen from the point's id so every run picks the same one."""
     if not others:
@@ -114,21 +130,22 @@ def reference_for(
 ) -> ReferenceReply | None:
     """The reply a reference system replays at ``point`` (docs/architecture.md "Systems").
 
-    The person (``reference = "own"``) replays its own reply at its real time; the shuffled
-    person (``"shuffled"``) another turn end's reply from the same conversation at that same
-    time (another conversation's only where the conversation has a single turn end). At recall
-    points the gold answer is spoken in a short sentence (the shuffled person answers a
+    The person (``reference = "own"``) replays its own reply at its real time (at a talk-over
+    point it ends where the person gave up the floor or finished); the shuffled person
+    (``"shuffled"``) another reply of a point of the same kind from the same conversation at
+    that same time (another conversation's only where the conversation has a single one). At
+    recall points the gold answer is spoken in a short sentence (the shuffled person answers a
     different question of the conversation); at pauses both hold, as the person did.
     """
     mode = card.params.get("reference", "own")
     if point.kind is PointKind.PAUSE:
         return None
-    if point.kind is PointKind.TURN_END:
+    if point.kind.replies:
         if point.reply_start_conv_s is None:
             return None
         source = point
         if mode == "shuffled":
-            ends = [p for p in points if p.kind is PointKind.TURN_END and p != point]
+            ends = [p for p in points if p.kind is point.kind and p != point]
             same = [p for p in ends if p.conversation_id == point.conversation_id]
             picked = _pick(point, same or ends)
             if picked is None:

@@ -13,13 +13,19 @@ import numpy as np
 
 from pmc.audio import FloatArray
 from pmc.clock import NS_PER_S
-from pmc.gate import GateParams
+from pmc.gate import GateParams, OnsetRule, speech_intervals
 
 
 class SpeechMonitor:
     """Output so far, on the stream clock, in samples from its origin."""
 
-    def __init__(self, t0_ns: int, sample_rate: int, gate: GateParams | None = None) -> None:
+    def __init__(
+        self,
+        t0_ns: int,
+        sample_rate: int,
+        gate: GateParams | None = None,
+        onset_from: int | None = None,
+    ) -> None:
         self.t0_ns = t0_ns
         self.rate = sample_rate
         self.gate = gate or GateParams()
@@ -31,6 +37,13 @@ class SpeechMonitor:
         self.words = False
         """The system has sent text with a word in it (its own transcript of what it says)."""
         self.any_audio = False
+        self.onset_from = onset_from
+        """Find the first onset at or after this sample (the boundary), where a clip is timed
+        from the system's reply; None: no need."""
+        self.reply_onset: int | None = None
+        """That onset, placed as scoring places it (the gate's envelope onset on the played
+        track), once its interval has passed the gate."""
+        self._track = np.zeros(0, dtype=np.float32)  # the played track, kept until the onset
 
     def sample_at(self, t_ns: int) -> int:
         """A clock instant as a sample index on the stream clock."""
@@ -43,6 +56,8 @@ class SpeechMonitor:
         self.any_audio = True
         start = max(self.sample_at(arrival_ns), self.played_until)
         self.played_until = start + len(samples)
+        if self.onset_from is not None and self.reply_onset is None:
+            self._keep(start, samples)
         n = len(samples) // self.window
         if n == 0:
             return
@@ -53,6 +68,25 @@ class SpeechMonitor:
                 self.first_speech = start + int(loud[0]) * self.window
             self.last_speech_end = start + (int(loud[-1]) + 1) * self.window
 
+    def _keep(self, start: int, samples: FloatArray) -> None:
+        """Add a chunk to the played track and look for the onset in it."""
+        if len(self._track) < start:
+            self._track = np.concatenate(
+                [self._track, np.zeros(start - len(self._track), np.float32)]
+            )
+        self._track = np.concatenate([self._track[:start], samples.astype(np.float32)])
+        mark = self.onset_from or 0
+        if len(self._track) <= mark:
+            return
+        # The gate's windows lie on the played track's grid, as in scoring; two windows before
+        # the mark leave room for the envelope's search.
+        origin = max(0, (mark // self.window - 2) * self.window)
+        found = speech_intervals(self._track[origin:], self.gate, self.rate, OnsetRule.ENVELOPE)
+        onsets = [origin + round(i.start_s * self.rate) for i in found]
+        self.reply_onset = next((o for o in onsets if o >= mark), None)
+        if self.reply_onset is not None:
+            self._track = np.zeros(0, dtype=np.float32)
+
     def text(self, text: str) -> None:
         """Text received: words, if it holds any."""
         if any(ch.isalnum() for ch in text):
@@ -62,6 +96,7 @@ class SpeechMonitor:
         """Playback stopped at ``at_ns``: nothing queued after it will be heard."""
         at = self.sample_at(at_ns)
         self.played_until = min(self.played_until, at)
+        self._track = self._track[:at]
         if self.last_speech_end is not None and self.last_speech_end > at:
             self.last_speech_end = max(at, self.first_speech or at)
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from pmc.clock import NS_PER_S
 from pmc.harness._audit import LATE_BOUND_MS
+from pmc.harness._inject import Injection
 from pmc.harness._monitor import SpeechMonitor
 from pmc.harness._streamer import Tick
 from pmc.points import PointKind
@@ -42,6 +43,8 @@ class Send(Enum):
 
     LIVE = "live"
     SILENCE = "silence"
+    CLIP = "clip"
+    """The person's talk over the reply (talk-over points, :mod:`pmc.harness._inject`)."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,7 @@ class Schedule:
         monitor: What the system has said so far.
         params: The protocol's numbers.
         audio_only: The system sends no text, so its speech alone counts as a reply.
+        injection: At a talk-over point, the person's clip over the reply.
     """
 
     def __init__(
@@ -101,6 +105,7 @@ class Schedule:
         monitor: SpeechMonitor,
         params: ProtocolParams,
         audio_only: bool = False,
+        injection: Injection | None = None,
     ) -> None:
         self.kind = kind
         self.audio_only = audio_only
@@ -112,6 +117,7 @@ class Schedule:
         self.params = params
         self.commit = hosted_commit(kind, family)
         self.stop_reason: StopReason | None = None
+        self.injection = injection
 
     def _elapsed_s(self, deadline_i: int) -> float:
         """Stream time at deadline ``i`` past the end of the live audio."""
@@ -146,12 +152,42 @@ class Schedule:
             and end is not None
             and end > self.monitor.sample_at(self.monitor.t0_ns + self.boundary_ns)
         )
+        clip = self._clip(i)
         if since_boundary >= self.params.cap_s:
             self.stop_reason = StopReason.CAP
+        elif clip is not None:
+            if clip is Send.CLIP:
+                return clip
         elif replied and silent is not None and silent >= self.params.reply_silence_s:
             self.stop_reason = StopReason.REPLIED
         elif not replied and since_boundary >= self.params.no_reply_s:
             self.stop_reason = StopReason.NO_REPLY
         if self.stop_reason is not None:
             return Tick.STOP
-        return Tick.SKIP if self.commit else Send.SILENCE
+        return Tick.SKIP if self.commit and not self.listening else Send.SILENCE
+
+    @property
+    def listening(self) -> bool:
+        """A system told where input ended hears input again.
+
+        Its reply started at a talk-over point: from then on it is sent silence and the clip
+        (docs/architecture.md "Protocol").
+        """
+        return self.injection is not None and self.injection.at is not None
+
+    def _clip(self, i: int) -> Send | None:
+        """At a talk-over point: the clip at deadline ``i``, or silence until the rules may stop.
+
+        The stream goes on while the clip plays and for the reply's silence after it, so that
+        what the system does once the person has finished is heard. Before the reply starts
+        (and where it never does) the usual rules apply.
+        """
+        injection = self.injection
+        if injection is None or injection.place() is None or injection.end is None:
+            return None
+        size = self.frame_ns * self.monitor.rate // NS_PER_S
+        first = i * size
+        if injection.frame(first, size) is not None:
+            return Send.CLIP
+        after_s = (first - injection.end) / self.monitor.rate
+        return Send.SILENCE if after_s < self.params.reply_silence_s else None

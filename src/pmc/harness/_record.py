@@ -14,6 +14,9 @@ from pmc.harness._protocol import ProtocolParams, StopReason
 from pmc.points import PointKind
 from pmc.systems import Family
 
+TALK_OVER = ("reply_onset_stream_s", "clip_stream_s", "clip_s", "listen_stream_s")
+"""The record's fields that only talk-over points set."""
+
 
 @dataclass(frozen=True)
 class ProtocolRecord:
@@ -34,6 +37,13 @@ class ProtocolRecord:
         end_of_input_stream_s: When the system was told input had ended (None: it was not).
         reference_point_id: The point whose reply a reference system was given (None: none).
         params: The protocol's numbers.
+        reply_onset_stream_s: Talk-over points: where the system's reply began on the played
+            track (None: it never did, or not a talk-over point).
+        clip_stream_s: Talk-over points: where the person's clip began (the reply's onset plus
+            the point's offset).
+        clip_s: Talk-over points: the clip's length.
+        listen_stream_s: Talk-over points: when a system told where input ended was made to
+            hear again (:meth:`pmc.systems.SystemAdapter.listen`), once its reply had started.
     """
 
     kind: PointKind
@@ -49,9 +59,16 @@ class ProtocolRecord:
     end_of_input_stream_s: float | None
     reference_point_id: str | None
     params: ProtocolParams
+    reply_onset_stream_s: float | None = None
+    clip_stream_s: float | None = None
+    clip_s: float | None = None
+    listen_stream_s: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-JSON form."""
+        """Plain-JSON form; the talk-over fields only where set."""
+        talk_over = {
+            name: getattr(self, name) for name in TALK_OVER if getattr(self, name) is not None
+        }
         return {
             "kind": self.kind.value,
             "family": self.family.value,
@@ -66,6 +83,7 @@ class ProtocolRecord:
             "end_of_input_stream_s": self.end_of_input_stream_s,
             "reference_point_id": self.reference_point_id,
             "params": self.params.to_dict(),
+            **talk_over,
         }
 
     @classmethod
@@ -88,6 +106,7 @@ class ProtocolRecord:
             end_of_input_stream_s=None if end_of_input is None else float(end_of_input),
             reference_point_id=None if reference is None else str(reference),
             params=ProtocolParams.from_dict(data["params"]),
+            **{name: float(data[name]) for name in TALK_OVER if data.get(name) is not None},
         )
 
     @classmethod

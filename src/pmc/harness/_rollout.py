@@ -17,6 +17,7 @@ import numpy as np
 from pmc.audio import FloatArray
 from pmc.clock import NS_PER_S, Clock, RealClock, VirtualClock
 from pmc.harness._clock_kind import ClockKind
+from pmc.harness._inject import Injection
 from pmc.harness._monitor import SpeechMonitor
 from pmc.harness._playback import Played
 from pmc.harness._protocol import ProtocolParams, Schedule, Send, hosted_commit
@@ -53,6 +54,7 @@ class RolloutJob:
         live: The live stream, mono float32 at the card's rate.
         preload: The identity prompt and the history.
         reference: The reply a reference system replays (None for everyone else).
+        clip: At a talk-over point, the person's talk over the reply, at the card's rate.
     """
 
     point: Point
@@ -62,6 +64,7 @@ class RolloutJob:
     live: FloatArray
     preload: Preload
     reference: ReferenceReply | None = None
+    clip: FloatArray | None = None
 
 
 @dataclass(frozen=True)
@@ -120,10 +123,15 @@ async def run_rollout(
 
     recorder = TraceRecorder(clock)
     t0 = clock.now_ns()
-    monitor = SpeechMonitor(t0, card.sample_rate)
+    point = job.point
+    talks_over = point.kind.talks_over and job.clip is not None
+    boundary = round(point.boundary_stream_s * card.sample_rate)
+    monitor = SpeechMonitor(t0, card.sample_rate, onset_from=boundary if talks_over else None)
+    injection = None
+    if talks_over and job.clip is not None and point.inject_offset_s is not None:
+        injection = Injection(job.clip, point.inject_offset_s, monitor)
     receiver = asyncio.get_running_loop().create_task(_receive(adapter, recorder, monitor))
     length = frame_ns(card.frame_samples, card.sample_rate)
-    point = job.point
     commit = hosted_commit(point.kind, card.family)
     # A system told where input ends hears the live audio up to the boundary and no further (the
     # cuts are padded to whole 80 ms frames, and a boundary may fall inside a frame).
@@ -140,8 +148,10 @@ async def run_rollout(
         monitor,
         params,
         audio_only=not adapter.SENDS_TEXT,
+        injection=injection,
     )
     committed_ns: int | None = None
+    listen_ns: int | None = None
 
     def due_ns(i: int) -> int:
         if end is not None and i == len(live) - 1:
@@ -153,14 +163,20 @@ async def run_rollout(
             receiver.result()  # re-raises the transport's failure
             raise TransportError("the system closed the session mid-stream")
         decision = schedule.decide(i)
+        if isinstance(decision, Tick):
+            return decision
         if decision is Send.LIVE:
             return live[i]
-        if decision is Send.SILENCE:
-            return silence
-        return decision
+        clip = None
+        if decision is Send.CLIP and injection is not None:
+            clip = injection.frame(i * card.frame_samples, card.frame_samples)
+        return silence if clip is None else clip
 
     async def send(i: int, frame: FloatArray) -> None:
-        nonlocal committed_ns
+        nonlocal committed_ns, listen_ns
+        if committed_ns is not None and listen_ns is None and schedule.listening:
+            listen_ns = clock.now_ns()
+            await adapter.listen()
         await adapter.send_frame(frame)
         if i == len(live) - 1 and schedule.commit:
             # Right after the last live frame, on its deadline: the boundary (docs/architecture.md
@@ -193,6 +209,10 @@ async def run_rollout(
         end_of_input_stream_s=None if committed_ns is None else (committed_ns - t0) / NS_PER_S,
         reference_point_id=job.reference.source_point_id if job.reference else None,
         params=params,
+        reply_onset_stream_s=_seconds(monitor.reply_onset, card.sample_rate),
+        clip_stream_s=_seconds(injection.at if injection else None, card.sample_rate),
+        clip_s=None if injection is None else len(injection.clip) / card.sample_rate,
+        listen_stream_s=None if listen_ns is None else (listen_ns - t0) / NS_PER_S,
     )
     trace, played = recorder.finish(
         point.point_id,
@@ -206,6 +226,10 @@ async def run_rollout(
         bound_ms=params.late_bound_ms,
     )
     return RolloutResult(trace, played, recorder.raw_audio())
+
+
+def _seconds(sample: int | None, rate: int) -> float | None:
+    return None if sample is None else sample / rate
 
 
 async def _receive(adapter: SystemAdapter, recorder: TraceRecorder, monitor: SpeechMonitor) -> None:

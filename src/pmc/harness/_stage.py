@@ -24,7 +24,7 @@ from pmc.clock import responsive_interpreter
 from pmc.errors import PmcError
 from pmc.harness._backoff import Backoff
 from pmc.harness._clock_kind import ClockKind
-from pmc.harness._inputs import live_for, preload_for, reference_for, rollout_seed
+from pmc.harness._inputs import clip_for, live_for, preload_for, reference_for, rollout_seed
 from pmc.harness._limit import AdaptiveLimit
 from pmc.harness._protocol import ProtocolParams
 from pmc.harness._ray import RayRollouts
@@ -120,15 +120,29 @@ def clock_for(card: SystemCard, kind: ClockKind) -> ClockKind:
 
 
 def points_for(card: SystemCard, points: Sequence[Point]) -> list[Point]:
-    """The points a card runs: all, or the kinds its ``params.point_kinds`` lists."""
+    """The points a card runs: all, or the kinds its ``params.point_kinds`` lists.
+
+    Talk-over points go only to a system whose adapter hears while it speaks
+    (``SystemAdapter.HEARS_WHILE_SPEAKING``): played to one that does not, the clip would
+    measure the adapter, not the system.
+    """
     kinds = card.params.get("point_kinds")
-    if kinds is None:
-        return list(points)
     try:
-        wanted = {PointKind(k) for k in kinds}
+        wanted = set(PointKind) if kinds is None else {PointKind(k) for k in kinds}
     except ValueError as exc:
         raise PmcError(f"system card {card.name}: params.point_kinds: {exc}") from None
+    if not adapter_factory(card).HEARS_WHILE_SPEAKING:
+        wanted = {k for k in wanted if not k.talks_over}
     return [p for p in points if p.kind in wanted]
+
+
+def _unheard(card: SystemCard, points: Sequence[Point]) -> int:
+    """Talk-over points a card would run but for an adapter that does not hear while it speaks."""
+    if adapter_factory(card).HEARS_WHILE_SPEAKING:
+        return 0
+    kinds = card.params.get("point_kinds")
+    wanted = {k for k in PointKind if kinds is None or k.value in kinds}
+    return sum(p.kind.talks_over and p.kind in wanted for p in points)
 
 
 def _run_record(
@@ -220,7 +234,11 @@ def run_rollouts(
     remove_partial_files(run_dir)
 
     tallies = {
-        c.name: SystemTally(concurrency=c.concurrency, lowest_concurrency=c.concurrency)
+        c.name: SystemTally(
+            concurrency=c.concurrency,
+            lowest_concurrency=c.concurrency,
+            unheard=_unheard(c, points),
+        )
         for c in cards
     }
     tasks = [
@@ -390,4 +408,5 @@ def _load(task: _Task, seed: int, context: _Context) -> RolloutJob:
         live_for(pdir, point),
         preload_for(pdir, point, seed),
         reference,
+        clip_for(pdir, point),
     )

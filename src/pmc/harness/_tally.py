@@ -97,6 +97,8 @@ class SystemTally:
     """Backoff waited before those retries, over all rollouts."""
     unknown: dict[str, int] = field(default_factory=dict)
     """Messages of the finished rollouts that pmc does not know (``event x``, ``field y``)."""
+    unheard: int = 0
+    """Talk-over points the card was not put at: its adapter does not hear while it speaks."""
 
     def count_unknown(self, outputs: Iterable[OutputRecord]) -> None:
         """Count what a finished rollout's trace kept as unknown."""

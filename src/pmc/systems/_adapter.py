@@ -206,6 +206,11 @@ class SystemAdapter(ABC):
     """Whether the system's output carries its words as text. The stop rules wait for words
     before a reply counts; for a system that sends audio only (a phone agent) speech counts."""
 
+    HEARS_WHILE_SPEAKING: ClassVar[bool] = True
+    """Whether input sent while the system speaks reaches it, so that the person's talk over
+    its reply at a talk-over point is heard (docs/architecture.md "Protocol"). A hosted system
+    told where input ends hears nothing after it unless :meth:`listen` turns it back on."""
+
     def __init__(self, card: SystemCard, clock: Clock) -> None:
         self.card = card
         self.clock = clock
@@ -242,6 +247,13 @@ class SystemAdapter(ABC):
     @abstractmethod
     async def end_of_input(self) -> None:
         """Tell the system the user's turn has ended (hosted turn-end protocol)."""
+
+    async def listen(self) -> None:  # noqa: B027 - an optional hook: most systems always hear
+        """From now on the system must hear the person.
+
+        Its reply has started at a talk-over point after it was told where input ended (a hosted
+        API's turn detection goes back on).
+        """
 
     @abstractmethod
     def events(self) -> AsyncIterator[SystemEvent]:

@@ -3,7 +3,9 @@
 For tests of the protocol and the run stage. A card with ``adapter = "scripted"`` takes
 ``params.say``: a list of ``{"at_s", "seconds", "text", "rms"}`` (a tone of that length and
 loudness starting at that stream time, with its text; with ``"spoken": true`` the text itself
-in Piper's voice instead of the tone). ``params.stall_ms`` makes it block
+in Piper's voice instead of the tone). With ``params.yield_ms`` it stops speaking that long after
+it first hears input while it speaks (a person's talk over its reply), and says when it heard it
+and when it stopped in the ``interrupted`` event's detail. ``params.stall_ms`` makes it block
 the whole process for that long on its 50th frame, as a badly behaved in-process model would.
 
 A card with ``adapter = "held"`` says nothing and does not connect until the file
@@ -47,6 +49,10 @@ from pmc.systems import (
     unknown_signal,
 )
 
+HEAR_LEVEL = 1e-4
+"""A scripted system that yields hears any input sample above this (the silence it is sent
+between the turn and the clip is exact zeros)."""
+
 
 def tone(seconds: float, rms: float = 0.1, rate: int = 24_000, hz: float = 220.0) -> FloatArray:
     """A sine tone with the given RMS (a stand-in for speech that opens the gate)."""
@@ -79,6 +85,9 @@ class ScriptedSystem(LocalAdapter):
     def __init__(self, card: SystemCard, clock: Clock) -> None:
         super().__init__(card, clock)
         self.commits: list[int] = []
+        self.heard_stream_s: float | None = None
+        """With ``params.yield_ms``: when it heard input while speaking (stream clock)."""
+        self._speaking: list[asyncio.Task[None]] = []
         self.frames_received = 0
         self.samples_received = 0
         # Voiced here, before the stream starts: never inside the real-time loop.
@@ -94,12 +103,47 @@ class ScriptedSystem(LocalAdapter):
         """Schedule the script."""
         for item, audio in self._script:
             at = self.stream_ns(float(item["at_s"]))
-            self.spawn(self.speak_at(at, audio, str(item.get("text", "")), 0.2))
+            task = asyncio.get_running_loop().create_task(
+                self.speak_at(at, audio, str(item.get("text", "")), 0.2)
+            )
+            self._speaking.append(task)
+            self._tasks.append(task)
+
+    def _talking_at(self, t_stream_s: float) -> bool:
+        """Whether the script has it speaking at a stream time."""
+        rate = self.card.sample_rate
+        return any(
+            float(item["at_s"]) <= t_stream_s < float(item["at_s"]) + len(audio) / rate
+            for item, audio in self._script
+        )
+
+    def _hear(self, samples: FloatArray) -> None:
+        """With ``params.yield_ms``: input heard while speaking stops it that long after."""
+        yield_ms = self.card.params.get("yield_ms")
+        if yield_ms is None or self.heard_stream_s is not None:
+            return
+        loud = np.flatnonzero(np.abs(samples) > HEAR_LEVEL)
+        if not loud.size:
+            return
+        rate = self.card.sample_rate
+        heard = ((self.frames_received - 1) * self.card.frame_samples + int(loud[0])) / rate
+        if self._talking_at(heard):
+            self.heard_stream_s = heard
+            self.spawn(self._stop_at(heard, heard + float(yield_ms) / 1000))
+
+    async def _stop_at(self, heard_s: float, stop_s: float) -> None:
+        """Stop speaking at ``stop_s``, and say so with the record of when it heard the input."""
+        await self.clock.sleep_until(self.stream_ns(stop_s))
+        for task in self._speaking:
+            task.cancel()
+        detail = {"heard_stream_s": round(heard_s, 6), "stopped_stream_s": round(stop_s, 6)}
+        self.emit(EventKind.INTERRUPTED, detail=detail)
 
     async def on_frame(self, samples: FloatArray) -> None:
-        """Count frames; drop the session if told to."""
+        """Count frames; stop speaking if told to; drop the session if told to."""
         self.frames_received += 1
         self.samples_received += len(samples)
+        self._hear(samples)
         stall_ms = self.card.params.get("stall_ms")
         if stall_ms and self.frames_received == 50:
             time.sleep(float(stall_ms) / 1000)  # noqa: ASYNC251 - blocks the loop on purpose

@@ -63,6 +63,10 @@ class GrokVoice(RealtimeEvents):
             }
         ]
 
+    def listen_message(self) -> dict[str, Any]:
+        """XAI's ``session.update``: turn detection at session level."""
+        return {"type": "session.update", "session": {"turn_detection": self.turn_detection()}}
+
     def translate(self, arrival_ns: int, message: dict[str, Any]) -> list[SystemEvent]:
         """As OpenAI's, noting when the commit is acknowledged."""
         events = super().translate(arrival_ns, message)

@@ -100,6 +100,7 @@ class RealtimeEvents(HostedAdapter):
     """
 
     SERVER_EVENTS: ClassVar[frozenset[str]] = SERVER_EVENTS
+    HEARS_WHILE_SPEAKING = True  # listen() turns the card's turn detection back on
 
     def __init__(self, card: SystemCard, clock: Clock) -> None:
         super().__init__(card, clock)
@@ -123,8 +124,25 @@ class RealtimeEvents(HostedAdapter):
         return {"type": "input_audio_buffer.append", "audio": data}
 
     def turn_detection(self) -> dict[str, Any] | None:
-        """The card's turn detection at pause points; off (None) elsewhere."""
+        """The card's turn detection at pause points (and once listening); off (None) elsewhere."""
         return dict(self.card.turn_detection) if self.endpointing else None
+
+    async def listen(self) -> None:
+        """The reply has started at a talk-over point: the card's turn detection goes back on.
+
+        The server then hears the person over it; as a client does, pmc stops its playback and
+        truncates the answer when the server says speech started.
+        """
+        self.endpointing = True
+        await self.send_json(self.listen_message())
+
+    def listen_message(self) -> dict[str, Any]:
+        """The ``session.update`` that turns the card's turn detection on (GA shape)."""
+        input_ = {"turn_detection": self.turn_detection()}
+        return {
+            "type": "session.update",
+            "session": {"type": "realtime", "audio": {"input": input_}},
+        }
 
     def translate(self, arrival_ns: int, message: dict[str, Any]) -> list[SystemEvent]:
         """Audio and transcript deltas, barge-ins, errors; every other event as a signal."""

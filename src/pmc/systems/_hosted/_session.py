@@ -61,6 +61,7 @@ class HostedAdapter(WebsocketAdapter):
     ``api_key_env`` and ``params.handshake_timeout_s``.
     """
 
+    HEARS_WHILE_SPEAKING = False  # told where input ends, it hears nothing after it
     INPUT_RATE: ClassVar[int] = 24_000
     """The rate live audio is sent at, unless :meth:`wire_input_rate` says otherwise."""
     OUTPUT_RATE: ClassVar[int] = 24_000

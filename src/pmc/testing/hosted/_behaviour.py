@@ -52,6 +52,10 @@ class FakeBehaviour:
         seed: Seeds those draws; each session draws from its own generator (seed and session
             id), so a session's answers are reproducible whatever the order sessions open in.
         barge_in: Whether speech starting over an answer stops it (the API's default).
+        barge_in_delay_ms: How long after the speech over a playing answer began (its first
+            sample, :attr:`AnswerRecord.heard_s`) the server says so and stops the answer: a
+            system that yields a known delay after it hears the person (0: when its endpointer
+            decides, as before).
         commit_delay_ms: xAI only: the delay before ``input_audio_buffer.committed``.
         unknown_every: Drift, not a fault, so in every session and kept by
             :meth:`without_faults`: OpenAI and xAI send an event type they do not have right
@@ -92,6 +96,7 @@ class FakeBehaviour:
     lead_in_ms: float = 0.0
     seed: int = 0
     barge_in: bool = True
+    barge_in_delay_ms: float = 0.0
     commit_delay_ms: float = COMMIT_DELAY_MS
     unknown_every: bool = False
     refuse_every: int | None = None
@@ -158,6 +163,8 @@ class AnswerRecord:
             ``jitter_s``.
         onset_s: When its first audio delta was sent (the first sample of its audio).
         audio_s: Its length, lead-in included.
+        heard_s: For a barge-in with :attr:`FakeBehaviour.barge_in_delay_ms`: where the speech
+            over it began (its first sample on the stream clock).
         stopped_s: Where the client stops playing it, for a barge-in: the instant the fake told
             the client that speech had started over it; None when it played out.
         cancelled: The fake stopped sending it (a barge-in while it was still being sent).
@@ -173,6 +180,7 @@ class AnswerRecord:
     onset_s: float | None = None
     audio_s: float = 0.0
     stopped_s: float | None = None
+    heard_s: float | None = None
     cancelled: bool = False
     text_only: bool = False
     jitter_s: float = 0.0

@@ -78,6 +78,10 @@ class FakeSession(ABC):
         self.origin_ns: int | None = None
         """The stream's origin on the fake's clock (see the module's docstring)."""
         self.endpointer: EnergyEndpointer | None = None
+        self._vad_origin_s = 0.0
+        """Where the endpointer's sample 0 lies on the stream clock (it may start mid-session)."""
+        self._recent = np.zeros(0, dtype=np.float32)
+        """The endpointer's latest input samples, to place a barge-in's first sample."""
         self.create_response = True
         self.answer: AnswerRecord | None = None
         """The latest answer (scheduled, being sent, or playing at the client)."""
@@ -201,16 +205,56 @@ class FakeSession(ABC):
         self.record.audio_s = self.samples / self.rate
         if self.endpointer is None and self._vad is not None:
             self.endpointer = EnergyEndpointer(self.rate, *self._vad)
+            # Turned on mid-session (after an end of input), it counts from this chunk, which
+            # need not follow the last one.
+            self._vad_origin_s = self.stream_s(arrival) - len(samples) / self.rate
+            self._recent = np.zeros(0, dtype=np.float32)
         if self.endpointer is None:
             return
+        first = self.endpointer.received
+        keep = 3 * self.endpointer.window
+        self._recent = np.concatenate([self._recent, samples])[-(keep + len(samples)) :]
         for event in self.endpointer.push(samples):
-            at_s = event.at / self.rate
+            at_s = self._vad_origin_s + event.at / self.rate
             self.record.speech.append((event.change.value, round(at_s, 6)))
+            delay_s = self.behaviour.barge_in_delay_ms / 1000
+            if event.change is Change.STARTED and delay_s and self._playing():
+                heard = self._first_sample_s(event, first + len(samples))
+                self.spawn(self._barge_in_at(heard, delay_s, event))
+                continue
             if event.change is Change.STARTED:
                 await self._speech_started()
             await self.send_speech(event)
             if event.change is Change.STOPPED and self.create_response:
-                self.request_answer("vad", at_s, event.decided / self.rate)
+                self.request_answer("vad", at_s, self._vad_origin_s + event.decided / self.rate)
+
+    def _playing(self) -> bool:
+        """Whether an answer is still playing at the client."""
+        answer = self.answer
+        if answer is None or answer.stopped_s is not None or answer.cancelled:
+            return False
+        return answer.onset_s is None or self.stream_s() < answer.onset_s + answer.audio_s
+
+    def _first_sample_s(self, event: VadEvent, received: int) -> float:
+        """Where the speech that started ``event`` begins: its first non-zero sample.
+
+        The endpointer decides on 20 ms windows (and reports the start less its padding); the
+        silence it was sent before is exact zeros, so the speech's first sample is exact.
+        """
+        assert self.endpointer is not None
+        base = received - len(self._recent)  # endpointer index of self._recent[0]
+        lo = max(event.at + self.endpointer.padding - self.endpointer.window, base)
+        loud = np.flatnonzero(np.abs(self._recent[lo - base :]) > 0)
+        index = lo + int(loud[0]) if loud.size else event.at + self.endpointer.padding
+        return self._vad_origin_s + index / self.rate
+
+    async def _barge_in_at(self, heard_s: float, delay_s: float, event: VadEvent) -> None:
+        """Say speech started, and stop the answer, ``delay_s`` after the speech began."""
+        if self.answer is not None:
+            self.answer.heard_s = round(heard_s, 6)
+        await sleep_until(self._wall_ns(heard_s + delay_s))
+        await self._speech_started()
+        await self.send_speech(event)
 
     async def _speech_started(self) -> None:
         """Speech over an answer that is still playing at the client stops it (barge-in)."""

@@ -1,0 +1,112 @@
+"""Talk-over points on OpenAI's and xAI's realtime APIs: listening again once the reply starts.
+
+The harness tells a hosted system where input ends, as at a turn end; once its reply has
+started it calls the adapter's ``listen()``, which turns the card's turn detection back on, and
+streams silence and the person's clip. The fakes (one process each, as a hosted API is
+elsewhere) say speech started, and stop their answer, 250 ms after the clip's first sample;
+pmc stops its playback there and truncates the answer, as a client does.
+
+Marked ``waiting`` (tests/conftest.py): it streams on the real clock and mostly waits.
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from pmc.points import Point
+from pmc.testing.hosted import Dialect, FakeBehaviour, FakeProcess, fake_process
+from pmc.testing.points import write_talk_over_points
+from tests.harness.test_talk_over_run import _pmc, _protocol, _scores, _trace
+from tests.systems.conftest import KEY, card_at, session_of
+
+pytestmark = pytest.mark.slow
+
+BARGE_IN_DELAY_MS = 250.0
+"""The hosted fakes say speech started, and stop their answer, this long after the clip began."""
+HOSTED_CARDS = {"gpt-realtime-300": Dialect.OPENAI, "grok-voice": Dialect.XAI}
+
+
+@dataclass(frozen=True)
+class HostedRun:
+    folder: Path
+    points: dict[str, Point]
+    fakes: dict[str, FakeProcess]
+
+
+@pytest.fixture(scope="module")
+def hosted(tmp_path_factory: pytest.TempPathFactory) -> HostedRun:
+    """The OpenAI and xAI cards at both points, on the real clock, against their fakes."""
+    workdir = tmp_path_factory.mktemp("talk-over-hosted")
+    points = {p.point_id: p for p in write_talk_over_points(workdir)}
+    # Answers come 1.2 s after a turn ends: the answer to the clip then comes more than the
+    # 1 s of quiet a yield needs after the stop (sooner, it is the same talk after a breath).
+    behaviour = FakeBehaviour(latency_ms=1200.0, barge_in_delay_ms=BARGE_IN_DELAY_MS)
+    cards = workdir / "cards"
+    args: list[str | Path] = ["run", "--workdir", workdir, "--run-id", "h", "--clock", "real"]
+    with pytest.MonkeyPatch.context() as patch, ExitStack() as stack:
+        fakes = {}
+        for name, dialect in HOSTED_CARDS.items():
+            fakes[name] = stack.enter_context(
+                fake_process(dialect.value, behaviour, dialect.auth_header)
+            )
+            args += ["--system", card_at(name, fakes[name].url, cards)]
+        for variable in ("OPENAI_API_KEY", "XAI_API_KEY"):
+            patch.setenv(variable, KEY)
+        _pmc(*args)
+    folder = workdir / "runs" / "h"
+    _pmc("score", "--run", folder, "--asr", "faster-whisper:tiny.en", "--workers", "1")
+    return HostedRun(folder, points, fakes)
+
+
+def test_a_hosted_system_listens_once_its_reply_starts_and_is_truncated_where_it_yielded(
+    hosted: HostedRun,
+) -> None:
+    """Against fakes that yield 250 ms after they hear the clip, on the real clock.
+
+    Both sides read one monotonic clock, so the fake's instants are put on the harness's stream
+    clock exactly. What pmc measured must be the fake's own stop latency plus what lay between
+    them, each measured on this rollout: how late the fake heard the clip (the input frames'
+    lateness) and how late its speech-started message was stamped (delivery); within 3 ms.
+    """
+    for name in HOSTED_CARDS:
+        scores = _scores(hosted.folder, name)
+        sessions = {s.session_id: s for s in hosted.fakes[name].sessions}
+        assert set(scores) == set(hosted.points)
+        for point in hosted.points.values():
+            trace = _trace(hosted.folder, name, point)
+            protocol = _protocol(hosted.folder, name, point)
+            onset, clip_at, listen = (
+                protocol.reply_onset_stream_s,
+                protocol.clip_stream_s,
+                protocol.listen_stream_s,
+            )
+            assert onset is not None and clip_at is not None and listen is not None
+            assert protocol.end_of_input_stream_s is not None
+            assert protocol.end_of_input_stream_s < onset <= listen < clip_at
+            session = sessions[session_of(trace)]
+            assert session.origin_ns is not None
+            offset_s = (session.origin_ns - trace["t0_ns"]) / 1e9  # fake clock -> harness's
+            # The first answer the fake heard speech over is the reply (a later one may be a
+            # pending answer to part of the clip, which the rest of it cancels).
+            answer = next(a for a in session.answers if a.heard_s is not None)
+            assert answer.stopped_s is not None
+            heard = answer.heard_s + offset_s
+            stopped = answer.stopped_s + offset_s
+            stop = next(o for o in trace["outputs"] if o["kind"] == "interrupted")
+            stop_at = (stop["arrival_ns"] - trace["t0_ns"]) / 1e9
+            late_s = trace["audit"]["lateness_max_ms"] / 1000
+            assert -0.001 <= heard - clip_at <= late_s + 0.003, (name, heard - clip_at)
+            delivery = stop_at - stopped
+            assert delivery >= -0.001
+            own = stopped - heard
+            assert own >= BARGE_IN_DELAY_MS / 1000 - 0.001
+            clip = scores[point.point_id].clip
+            assert clip is not None and clip.talking and clip.stop_latency_s is not None
+            expected = own + (heard - clip_at) + delivery
+            assert clip.stop_latency_s == pytest.approx(expected, abs=0.003), name
+            # As a client does, pmc told the server how much of the answer it played.
+            assert "conversation.item.truncate" in session.received, name
