@@ -215,6 +215,36 @@ def refine_onsets(
     return out
 
 
+def refine_end(
+    samples: npt.NDArray[np.floating[Any]],
+    end: int,
+    params: GateParams,
+    sample_rate: int,
+    envelope_s: float = ENVELOPE_S,
+) -> int:
+    """Move an interval's end (a window edge) to just past the last sample of its speech.
+
+    The mirror of :func:`refine_onsets`: a leading envelope of :data:`ENVELOPE_S` (its RMS over
+    the samples starting at each sample) is searched over the interval's last two windows and
+    the window after it (whose RMS fell under the release level, though it may open with the
+    speech's last few ms); the end is just past the last sample where the envelope is at the
+    release level or above, as an open gate holds speech down to that level. Where none is
+    found the end stays on the window edge.
+    """
+    width = _window_samples(params.window_s, sample_rate)
+    length = _window_samples(envelope_s, sample_rate)
+    holding = params.open_rms**2 * length * params.release_ratio**2
+    lo, hi = max(0, end - 2 * width), min(end + width, len(samples))
+    if hi <= lo:
+        return end
+    part = samples[lo : min(hi + length, len(samples))].astype(np.float64)
+    energy = np.concatenate([[0.0], np.cumsum(part * part)])
+    starts = np.arange(hi - lo)
+    envelope = energy[np.minimum(starts + length, len(part))] - energy[starts]
+    loud = np.flatnonzero(envelope >= holding)
+    return lo + int(loud[-1]) + 1 if loud.size else end
+
+
 def _after_last_run(flags: npt.NDArray[np.bool_], length: int) -> int:
     """The index just past the last run of at least ``length`` true flags (0 if there is none)."""
     counts = np.concatenate([[0], np.cumsum(flags)])
@@ -326,6 +356,7 @@ __all__ = [
     "GateParams",
     "Interval",
     "OnsetRule",
+    "refine_end",
     "refine_onsets",
     "speech_intervals",
     "speech_ratio",

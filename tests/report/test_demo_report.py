@@ -36,7 +36,14 @@ TABLES = {
     "exceptional_outcomes",
     "takeover_by_curation_tercile",
 }
-FIGURES = {"pauses", "turn_end", "recall", "takeover_by_pause_duration", "turn_end_cdf"}
+FIGURES = {
+    "pauses",
+    "turn_end",
+    "recall",
+    "takeover_by_pause_duration",
+    "turn_end_cdf",
+    "talk_over",
+}
 
 
 LABEL_EDGE_S = 0.1

@@ -37,6 +37,7 @@ from pmc.report._listen import HISTORY_TAIL_S
 from pmc.report._write import ROLLOUTS_USED
 from pmc.scoring import (
     SCORES_DIR,
+    ClipScore,
     Evidence,
     PauseOutcome,
     PauseScore,
@@ -59,6 +60,8 @@ EVIL = "<script>alert(1)</script>"
 QUESTION = "What did <script>alert(2)</script> say?"
 REPLY = 'She said <img src=x onerror="alert(3)"> twice.'
 DESCRIPTION = "speaks tones <em>loudly</em> & sends markup"
+OVER = "<i>wait</i> what"
+"""What the person's clip says (markup, as a transcript might hold)."""
 SENT = "<b>bold</b> claim"
 """Text the scripted system sends alongside its audio."""
 FRAME = 1920
@@ -87,7 +90,12 @@ def _point(pdir: Path, kind: PointKind, n: int, live: FloatArray, b: float, e: f
     io.write_json(folder / "history.json", {"messages": [{"role": "user", "text": "Hi."}]})
     recall = kind in (PointKind.CONVERSATION_RECALL, PointKind.FACT_RECALL)
     start = 100.0 * n
-    turn_end = kind is PointKind.TURN_END
+    turn_end = kind.replies
+    talk_over: dict[str, Any] = {}
+    if kind.talks_over:  # the person's clip, 0.2 s into the reply the talker starts at 2.5 s
+        io.write_bytes(folder / "inject.wav", wav_bytes(_frames(tone(0.6, hz=440.0)), SAMPLE_RATE))
+        cuts["inject"] = "inject.wav"
+        talk_over = {"inject_offset_s": 0.2, "inject_text": OVER, "person_yield_s": 0.3}
     return Point(
         point_id=pid,
         kind=kind,
@@ -108,6 +116,7 @@ def _point(pdir: Path, kind: PointKind, n: int, live: FloatArray, b: float, e: f
         gold_answer="Paris <i>!</i>" if recall else "",
         prefix_s=120.0 if recall else None,  # the main table reports recall at 120 s
         cuts={k: f"audio/{pid}/{v}" for k, v in cuts.items()},
+        **talk_over,
     )
 
 
@@ -125,6 +134,8 @@ def _write_points(workdir: Path) -> list[Point]:
         _point(pdir, PointKind.TURN_END, 2, tone(1.92), 1.92, 1.92),
         _point(pdir, PointKind.CONVERSATION_RECALL, 3, tone(1.44), 1.44, 1.44),
         _point(pdir, PointKind.FACT_RECALL, 4, tone(1.44), 1.44, 1.44),
+        _point(pdir, PointKind.BARGE_IN, 5, tone(1.92), 1.92, 1.92),
+        _point(pdir, PointKind.BACKCHANNEL, 6, tone(1.92), 1.92, 1.92),
     ]
     with io.atomic_open(pdir / MANIFEST_FILE) as handle:
         for p in points:
@@ -143,9 +154,11 @@ def _score(point: Point) -> Score:
     extra: dict[str, Any] = {}
     if point.kind is PointKind.PAUSE:
         extra["pause"] = PauseScore(PauseOutcome.AFTER, None, False, False, True, 0.3)
-    elif point.kind is PointKind.TURN_END:
+    elif point.kind.replies:
         extra["reply"] = ReplyScore(0.3, 0.7, 2, 1.0, 4, 0.7, 0.5, False, transcript, 0.2, 0.1)
         extra["talk_over"] = TalkOver(b - 1.0, 0.5, 1, ((b - 1.0, b - 0.5),))
+        if point.kind.talks_over:
+            extra["clip"] = ClipScore(True, 2.7, 3.3, True, True, 0.3, 0.3, False, "", 0.3)
     else:
         strict = StrictVerdict(point.kind, False, ("paris",), (), 1)
         judge = RecallVerdict(
@@ -173,7 +186,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def run(workdir: Path) -> Path:
-    """The run: talker scored at the four points, flaky unscored with one failed rollout."""
+    """The run: talker scored at the six points, flaky unscored with one failed rollout."""
     points = _write_points(workdir)
     say = [{"at_s": p, "seconds": 0.5, "text": SENT} for p in (0.2, 2.5)]
     talker = SystemCard("talker", "scripted", Family.LOCAL, DESCRIPTION, params={"say": say})
@@ -224,7 +237,7 @@ def test_the_index_shows_tables_figures_and_every_rollout(report: Path, browser:
     assert state["images"] and len(state["images"]) == 1
     pages = {Path(unquote(urlparse(u).path)) for u in state["links"] if u.endswith(".html")}
     assert pages == set((report / "rollouts").rglob("*.html"))
-    assert len(pages) == 8  # two systems at four points
+    assert len(pages) == 12  # two systems at six points
     assert "failed: transport: connection refused (scripted)" in text
     assert "not scored" in text
 
@@ -240,16 +253,19 @@ def test_a_rollout_page_plays_the_exchange_and_shows_words_as_text(
     assert EVIL in state["svgWords"]  # and as a word on the timeline
     assert SENT in text
     assert state["personSpeech"]  # the person's speech, found by the gate
-    if kind is PointKind.TURN_END:
+    if kind.replies:
         assert REPLY in text
         assert state["humanReply"] == 1
-    elif kind is not PointKind.PAUSE:
+    if kind.talks_over:  # the clip: heard on the person's side, framed, said, and scored
+        assert OVER in text and "yielded: stopped 0.30 s after" in text
+        assert 'class="clip"' in page.read_text()
+    if kind in (PointKind.CONVERSATION_RECALL, PointKind.FACT_RECALL):
         assert QUESTION in text and "Paris <i>!</i>" in text and "no <u>Paris</u>" in text
 
 
 def test_failed_and_unscored_rollouts_still_have_pages(report: Path, browser: Any) -> None:
     pages = sorted((report / "rollouts" / "flaky").glob("*.html"))
-    assert len(pages) == 4  # one a point
+    assert len(pages) == 6  # one a point
     texts = [open_page(browser, p) for p in pages]
     failed = [t for t, _ in texts if "connection refused" in t]
     assert len(failed) == 1
@@ -269,7 +285,7 @@ def test_the_stereo_file_holds_the_person_left_and_the_system_right(
     tail = round(HISTORY_TAIL_S * SAMPLE_RATE)
     rollouts = runs_dir(workdir) / "r" / "rollouts" / "talker"
     files = sorted((report / "audio" / "talker").glob("*.flac"))
-    assert len(files) == 4
+    assert len(files) == 6
     for path in files:
         point_id, k = path.stem.rsplit("-", 1)
         stereo = _pcm(path)
@@ -283,6 +299,14 @@ def test_the_stereo_file_holds_the_person_left_and_the_system_right(
         assert np.array_equal(stereo[tail - len(history) : tail, 0], history)
         streamed = round(trace["protocol"]["live_s"] * SAMPLE_RATE)
         assert np.array_equal(stereo[tail : tail + streamed, 0], live[:streamed])
+        clip_at = trace["protocol"].get("clip_stream_s")
+        if point_id.startswith(("barge_in", "backchannel")):
+            # The person's clip, where it was played over the reply.
+            assert clip_at is not None
+            clip = _pcm(audio / "inject.wav")[:, 0]
+            at = tail + round(clip_at * SAMPLE_RATE)
+            heard = stereo[at : at + len(clip), 0]
+            assert heard.any() and np.array_equal(heard, clip[: len(heard)])
         seat = _pcm(audio / "history_system.wav")[:, 0]
         assert not stereo[: tail - len(seat), 1].any()
         assert np.array_equal(stereo[tail - len(seat) : tail, 1], seat)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from pmc.points import PointKind
-from pmc.scoring import PauseOutcome, Score, ScoreStatus, YieldScore
+from pmc.scoring import ClipScore, PauseOutcome, Score, ScoreStatus, YieldScore
 
 RESAMPLES = 2000
 """Bootstrap resamples of conversations (paper appendix E, Table 14)."""
@@ -165,6 +165,60 @@ RECALL_METRICS: dict[str, tuple[Metric, Callable[[Score], float | None] | None]]
 }
 
 
+def _clip(s: Score) -> ClipScore | None:
+    """The clip's score where the system was talking when it came (the point was reached)."""
+    return s.clip if s.clip is not None and s.clip.talking else None
+
+
+def _reached(s: Score) -> bool:
+    return _clip(s) is not None
+
+
+def _yielded(s: Score) -> bool | None:
+    clip = _clip(s)
+    return None if clip is None else clip.yielded
+
+
+def _stop_s(s: Score) -> float | None:
+    clip = _clip(s)
+    return None if clip is None else clip.stop_latency_s
+
+
+def _over_clip_s(s: Score) -> float | None:
+    clip = _clip(s)
+    return None if clip is None else clip.talk_over_s
+
+
+def _spoke_again(s: Score) -> bool | None:
+    clip = _clip(s)
+    return clip.spoke_again if clip is not None and clip.yielded else None
+
+
+def _person_s(s: Score) -> float | None:
+    clip = _clip(s)
+    return None if clip is None else clip.person_s
+
+
+CLIP_METRICS: dict[str, tuple[Metric, Callable[[Score], float | None] | None]] = {
+    "reached": (_rate(_reached), None),
+    "yielded": (_rate(_yielded), None),
+    "stop_s": (_median(_stop_s), _stop_s),
+    "over_clip_s": (_median(_over_clip_s), _over_clip_s),
+    "spoke_again": (_rate(_spoke_again), None),
+    "person_s": (_median(_person_s), _person_s),
+}
+"""At talk-over points, over the rollouts where the system was talking when the clip came
+(``reached``, a share of all): the share that yielded (at a backchannel, a false yield), the
+stop latency from the clip's onset, how long it talked over the clip, the share that spoke again
+after yielding, and the person's own labelled yield latency or time kept talking at those
+points (docs/architecture.md "Metrics")."""
+CLIP_REPLY_METRICS: dict[str, tuple[Metric, Callable[[Score], float | None] | None]] = {
+    **CLIP_METRICS,
+    "latency_s": REPLY_METRICS["latency_s"],
+    **TALK_OVER_METRICS,
+}
+
+
 def judge_metric(model: str) -> Metric:
     """Recall accuracy under one LLM judge (rollouts it has no verdict on are left out)."""
 
@@ -185,6 +239,8 @@ def metrics_for(
         return PAUSE_METRICS
     if kind is PointKind.TURN_END:
         return REPLY_METRICS
+    if kind.talks_over:
+        return CLIP_REPLY_METRICS
     table = dict(RECALL_METRICS)
     for model in judges:
         table[f"judge:{model}"] = (judge_metric(model), None)

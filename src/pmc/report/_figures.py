@@ -202,6 +202,52 @@ def figure_cdf(data: RunData) -> Plot:
     return fig
 
 
+def _clips(data: RunData, system: str, kind: PointKind) -> list[tuple[float, float | None]]:
+    """Stop latency and the person's own value at each reached talk-over point of ``kind``."""
+    return [
+        (s.clip.stop_latency_s, s.clip.person_s)
+        for s in data.first(system, kind)
+        if s.clip is not None and s.clip.talking and s.clip.stop_latency_s is not None
+    ]
+
+
+def figure_talk_over(data: RunData) -> Plot:
+    """Stop latency after the person's clip, each system beside the person's labelled values.
+
+    Each system's median and interquartile range, and below it, in grey, the person's at the
+    same points: at barge-ins how soon the person gave up the floor, at backchannels how long
+    they kept talking.
+    """
+    kinds = (
+        (PointKind.BARGE_IN, "(a) barge-in: clip onset to end of talk (s)"),
+        (PointKind.BACKCHANNEL, "(b) backchannel: clip onset to end of talk (s)"),
+    )
+    systems = [s for s in data.systems if any(data.first(s, k) for k, _ in kinds)]
+    fig = new_plot(figsize=(12, 0.6 * len(systems) + 3))
+    axes = fig.subplots(1, 2)
+    for ax, (kind, title) in zip(axes, kinds, strict=True):
+        for y, system in enumerate(systems):
+            pairs = _clips(data, system, kind)
+            mine = [a for a, _ in pairs]
+            person = [b for _, b in pairs if b is not None]
+            for values, offset, color in ((mine, 0.0, _color(data, system)), (person, 0.3, "grey")):
+                if values:
+                    q1, med, q3 = np.percentile(values, [25, 50, 75])
+                    ax.errorbar(
+                        [med],
+                        [y + offset],
+                        xerr=[[med - q1], [q3 - med]],
+                        fmt="o",
+                        capsize=3,
+                        color=color,
+                    )
+        ax.set_yticks(range(len(systems)), systems)
+        ax.invert_yaxis()
+        ax.set_title(title)
+        ax.set_xlabel("grey: the person at the same points")
+    return fig
+
+
 FIGURES: tuple[tuple[str, str, Callable[[RunData], Plot], PointKind], ...] = (
     (
         "pauses",
@@ -232,6 +278,12 @@ FIGURES: tuple[tuple[str, str, Callable[[RunData], Plot], PointKind], ...] = (
         "Turn-end cumulative distributions (paper Figure 8)",
         figure_cdf,
         PointKind.TURN_END,
+    ),
+    (
+        "talk_over",
+        "Talked over while replying: when each system stopped, beside the person",
+        figure_talk_over,
+        PointKind.BARGE_IN,
     ),
 )
 """Each figure: its key, title, how it is drawn, and the kind of point it needs."""

@@ -29,8 +29,8 @@ from pmc import io
 from pmc.errors import PmcError
 from pmc.harness import RUN_FILE
 from pmc.points import PointKind, points_dir, read_points
+from pmc.report._listen import clip_at_s, person_speech, point_audio, seat_speech, write_stereo
 from pmc.report._listen import live_s as streamed_s
-from pmc.report._listen import person_speech, point_audio, seat_speech, write_stereo
 from pmc.report._pages import INDEX, KIND_NAMES, href, outcome, rollout_body, system_anchor
 from pmc.report._review import REVIEW_TABLE_PREFIX
 from pmc.report._rollouts import RolloutView, read_rollouts, scores
@@ -102,7 +102,7 @@ def write_html(
                 settings = r.score.settings if r.score is not None else ScoreSettings()
                 gate, onset = settings.gate, settings.onset
                 speech = (
-                    person_speech(audio, streamed_s(r, audio), gate, onset),
+                    person_speech(audio, streamed_s(r, audio), gate, onset, clip_at_s(r)),
                     seat_speech(audio, gate, onset),
                 )
                 same = by_point[(r.point_id, r.k)]

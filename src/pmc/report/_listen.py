@@ -60,10 +60,13 @@ class PointAudio:
     Attributes:
         person: The person's history tail, then the whole live cut.
         seat: The history's other track, the seat the system takes: its tail only.
+        clip: At a talk-over point, the person's talk over the reply (played where the trace
+            says it was).
     """
 
     person: Pcm
     seat: Pcm
+    clip: Pcm | None = None
 
 
 def _tail(pdir: Path, point: Point, cut: str) -> Pcm:
@@ -83,7 +86,31 @@ def point_audio(point: Point | None, pdir: Path) -> PointAudio | None:
     if point is None or "live" not in point.cuts or not (pdir / point.cuts["live"]).exists():
         return None
     person = np.concatenate([_tail(pdir, point, "history_user"), _pcm(pdir / point.cuts["live"])])
-    return PointAudio(person, _tail(pdir, point, "history_system"))
+    clip_path = pdir / point.cuts.get("inject", "")
+    clip = _pcm(clip_path) if "inject" in point.cuts and clip_path.exists() else None
+    return PointAudio(person, _tail(pdir, point, "history_system"), clip)
+
+
+def clip_at_s(r: RolloutView) -> float | None:
+    """Where the person's clip was played (talk-over points; None where it was not)."""
+    protocol = r.trace.protocol if r.trace else None
+    return None if protocol is None else protocol.clip_stream_s
+
+
+def person_track(audio: PointAudio, live: float, n: int, clip_at: float | None = None) -> Pcm:
+    """What the system heard of the person from ``-HISTORY_TAIL_S``, ``n`` samples long.
+
+    The history's tail, the live input up to ``live`` seconds in, and the clip where it played.
+    """
+    tail_n = round(HISTORY_TAIL_S * SAMPLE_RATE)
+    out = np.zeros(n, dtype=np.int16)
+    left = audio.person[: min(tail_n + round(live * SAMPLE_RATE), n)]
+    out[: len(left)] = left
+    if audio.clip is not None and clip_at is not None:
+        at = tail_n + round(clip_at * SAMPLE_RATE)
+        piece = audio.clip[: max(0, n - at)]
+        out[at : at + len(piece)] = piece
+    return out
 
 
 def live_s(r: RolloutView, audio: PointAudio | None) -> float:
@@ -111,17 +138,23 @@ def rollout_end_s(r: RolloutView, audio: PointAudio | None) -> float:
     return live_s(r, audio)
 
 
-def stereo(audio: PointAudio | None, played: Pcm | None, live: float, end_s: float) -> Pcm:
+def stereo(
+    audio: PointAudio | None,
+    played: Pcm | None,
+    live: float,
+    end_s: float,
+    clip_at: float | None = None,
+) -> Pcm:
     """The ``(frames, 2)`` track from ``-HISTORY_TAIL_S`` to ``end_s``: person left, system right.
 
-    The person's channel stops where the streamed live input stops (``live`` seconds in).
+    The person's channel stops where the streamed live input stops (``live`` seconds in), and
+    holds the clip where it was played (``clip_at``, talk-over points).
     """
     tail_n = round(HISTORY_TAIL_S * SAMPLE_RATE)
     n = tail_n + round(end_s * SAMPLE_RATE)
     out = np.zeros((n, 2), dtype=np.int16)
     if audio is not None:
-        left = audio.person[: min(tail_n + round(live * SAMPLE_RATE), n)]
-        out[: len(left), 0] = left
+        out[:, 0] = person_track(audio, live, n, clip_at)
         seat = audio.seat[:n]
         out[: len(seat), 1] = seat
     if played is not None:
@@ -139,7 +172,7 @@ def write_stereo(folder: Path, r: RolloutView, audio: PointAudio | None) -> str 
     played = _pcm(played_path) if played_path.exists() else None
     if audio is None and played is None:
         return None
-    track = stereo(audio, played, live_s(r, audio), rollout_end_s(r, audio))
+    track = stereo(audio, played, live_s(r, audio), rollout_end_s(r, audio), clip_at_s(r))
     rel = f"{STEREO_DIR}/{r.system}/{r.point_id}-{r.k}.flac"
     buffer = _io.BytesIO()
     sf.write(buffer, track, SAMPLE_RATE, format="FLAC", subtype="PCM_16")
@@ -160,17 +193,25 @@ def _gated(samples: Pcm, gate: GateParams, onset: OnsetRule) -> tuple[tuple[floa
 
 
 def person_speech(
-    audio: PointAudio | None, live: float, gate: GateParams, onset: OnsetRule
+    audio: PointAudio | None,
+    live: float,
+    gate: GateParams,
+    onset: OnsetRule,
+    clip_at: float | None = None,
 ) -> tuple[tuple[float, float], ...]:
     """The person's speech on the stream clock, by the speech gate.
 
     The gate runs on the history's tail and the streamed live input as one track (the history
-    ends where the live input begins), so speech that runs across t = 0 is one interval.
+    ends where the live input begins), so speech that runs across t = 0 is one interval; at a
+    talk-over point, on the clip too, where it was played.
     """
     if audio is None:
         return ()
     tail_n = round(HISTORY_TAIL_S * SAMPLE_RATE)
-    return _gated(audio.person[: tail_n + round(live * SAMPLE_RATE)], gate, onset)
+    n = tail_n + round(live * SAMPLE_RATE)
+    if audio.clip is not None and clip_at is not None:
+        n = max(n, tail_n + round(clip_at * SAMPLE_RATE) + len(audio.clip))
+    return _gated(person_track(audio, live, n, clip_at), gate, onset)
 
 
 def seat_speech(

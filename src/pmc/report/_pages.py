@@ -22,7 +22,7 @@ from pmc.report._listen import HISTORY_TAIL_S
 from pmc.report._rollouts import RolloutView
 from pmc.report._texts import said, scores_of
 from pmc.report._timeline import Spans, Timeline, svg
-from pmc.scoring import ScoreStatus
+from pmc.scoring import ClipScore, ScoreStatus
 from pmc.table import show
 
 INDEX = "index.html"
@@ -31,12 +31,16 @@ KIND_NAMES = {
     PointKind.TURN_END: "turn ends",
     PointKind.CONVERSATION_RECALL: "conversation recall",
     PointKind.FACT_RECALL: "fact recall",
+    PointKind.BARGE_IN: "barge-ins",
+    PointKind.BACKCHANNEL: "backchannels in a reply",
 }
 BOUNDARY_NAMES = {
     PointKind.PAUSE: "labelled pause",
     PointKind.TURN_END: "turn end",
     PointKind.CONVERSATION_RECALL: "question end",
     PointKind.FACT_RECALL: "question end",
+    PointKind.BARGE_IN: "turn end",
+    PointKind.BACKCHANNEL: "turn end",
 }
 
 
@@ -157,7 +161,8 @@ _LEGEND = (
     '<span><span class="sw pause"></span>labelled pause</span>'
     '<span><span class="sw human"></span>the human reply the system is scored against</span>'
     '<span><span class="sw boundary"></span>turn or question end</span>'
-    '<span><span class="sw talk-over"></span>the system talks over the person</span></p>'
+    '<span><span class="sw talk-over"></span>the system talks over the person</span>'
+    '<span><span class="sw clip"></span>the person\'s clip played over the reply</span></p>'
 )
 
 
@@ -194,6 +199,9 @@ def _facts(r: RolloutView, entry: dict[str, Any], t: Timeline) -> str:
                     f"({over.stretches} stretch{'es' if over.stretches > 1 else ''} of talk)",
                 )
             )
+        clip = r.score.clip
+        if clip is not None:
+            facts.append(("when the person came in", _clip_fact(clip)))
         resumption = r.score.pause.resumption if r.score.pause else None
         if resumption is not None:
             stop = resumption.stop_latency_s
@@ -202,6 +210,19 @@ def _facts(r: RolloutView, entry: dict[str, Any], t: Timeline) -> str:
             facts.append(("when the person resumed", f"{verdict}: {stopped}"))
     rows = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in facts)
     return f'<dl class="facts">{rows}</dl>'
+
+
+def _clip_fact(clip: ClipScore) -> str:
+    """What the system did when the person's clip came over its reply, and what the person did."""
+    if not clip.reached:
+        return "never: the system did not reply, so the clip was not played"
+    if not clip.talking:
+        return f"at {clip.onset_s:.2f} s, after the system's reply was over"
+    stop = clip.stop_latency_s
+    stopped = "talked on to the end" if stop is None else f"stopped {stop:.2f} s after"
+    verdict = "yielded" if clip.yielded else "did not yield"
+    person = "" if clip.person_s is None else f"; the person stopped {clip.person_s:.2f} s after"
+    return f"at {clip.onset_s:.2f} s; {verdict}: {stopped}{person}"
 
 
 def _protocol(r: RolloutView) -> ProtocolRecord | None:
@@ -235,7 +256,15 @@ def _timeline(r: RolloutView, person_speech: Spans, seat_speech: Spans) -> Timel
         seat_speech=seat_speech,
         start_s=-HISTORY_TAIL_S,
         talk_over=r.score.talk_over.spans if r.score and r.score.talk_over else (),
+        clip=_clip(protocol),
     )
+
+
+def _clip(protocol: ProtocolRecord | None) -> tuple[float, float] | None:
+    """Where the person's clip played (talk-over points)."""
+    if protocol is None or protocol.clip_stream_s is None or protocol.clip_s is None:
+        return None
+    return protocol.clip_stream_s, protocol.clip_stream_s + protocol.clip_s
 
 
 def _human_reply(p: Point | None) -> tuple[float, float] | None:

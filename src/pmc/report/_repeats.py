@@ -39,6 +39,8 @@ HEADLINE = {
     PointKind.TURN_END: "latency_s",
     PointKind.CONVERSATION_RECALL: "strict",
     PointKind.FACT_RECALL: "strict",
+    PointKind.BARGE_IN: "yielded",
+    PointKind.BACKCHANNEL: "yielded",
 }
 """The value each kind's row gives over all rollouts: the main table's first question."""
 
@@ -49,6 +51,11 @@ def outcome(score: Score) -> str:
         return (score.pause.outcome if score.pause else PauseOutcome.SILENT).value
     if score.kind is PointKind.TURN_END:
         return "reply" if score.reply is not None and score.reply.words else "no reply"
+    if score.kind.talks_over:
+        clip = score.clip
+        if clip is None or not clip.talking:
+            return "not reached"
+        return "yielded" if clip.yielded else "talked on"
     return "correct" if score.recall is not None and score.recall.strict.correct else "wrong"
 
 

@@ -9,7 +9,6 @@ from dataclasses import asdict
 from html import escape
 from typing import Any
 
-from pmc.points import PointKind
 from pmc.report._rollouts import RolloutView
 from pmc.table import Cell, show
 
@@ -24,10 +23,12 @@ def said(r: RolloutView) -> list[str]:
         if p.gold_answer:
             said.append(("Gold answer", p.gold_answer))
         elif p.reply_text:
-            replied = p.kind is PointKind.TURN_END
+            replied = p.kind.replies
             said.append(
                 ("What the person replied" if replied else "What the person said", p.reply_text)
             )
+    if p is not None and p.inject_text:
+        said.append(("What the person said over the reply (the clip)", p.inject_text))
     if s is not None and s.reply is not None:
         said.append(("The system's reply (scored transcript)", s.reply.transcript))
     if s is not None and s.recall is not None:

@@ -5,11 +5,12 @@ person's speech (the speech gate's intervals on the history's last seconds and t
 over a thin line for the live input's extent), the labelled pause (a shaded span) or turn /
 question end (a line), where the stream stopped, what was said from the system's seat in the
 history's last seconds, the system's speech (gate intervals, word-bearing or wordless, with
-their words), where the system talked over the person (a frame across both lanes) and, at turn
-ends, where the human reply the system is scored against ran. The person's intervals are
-``rect.person-speech`` elements whose ``data-start`` and ``data-end`` give their bounds in
-seconds, so a labelled pause shows as silence that can be checked. Every word is escaped: it is
-a recogniser's output and may hold markup.
+their words), where the system talked over the person (a frame across both lanes), at a
+talk-over point where the person's clip was played over the reply (a frame on the person's
+lane) and, at turn ends, where the human reply the system is scored against ran. The person's
+intervals are ``rect.person-speech`` elements whose ``data-start`` and ``data-end`` give their
+bounds in seconds, so a labelled pause shows as silence that can be checked. Every word is
+escaped: it is a recogniser's output and may hold markup.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ class Timeline:
         seat_speech: Speech from the system's seat in the history's tail (before 0).
         start_s: The left edge, where the page's audio starts (None: just before 0).
         talk_over: Where the system talked over the person's live turn (its score's).
+        clip: At a talk-over point, where the person's clip was played over the reply.
     """
 
     live_s: float
@@ -77,6 +79,7 @@ class Timeline:
     seat_speech: Spans = ()
     start_s: float | None = None
     talk_over: Spans = ()
+    clip: tuple[float, float] | None = None
 
     @property
     def end_s(self) -> float:
@@ -84,6 +87,8 @@ class Timeline:
         ends = [self.live_s, self.boundary_end_s, *(e.end_stream_s for e in self.speech)]
         if self.human_reply is not None:
             ends.append(self.human_reply[1])
+        if self.clip is not None:
+            ends.append(self.clip[1])
         if self.stop_s is not None:
             ends.append(self.stop_s)
         return max(ends) + 0.25
@@ -108,6 +113,14 @@ def svg(timeline: Timeline) -> str:
     parts += _seat(timeline.seat_speech, x)
     parts += _speech(timeline.speech, x)
     parts += _talk_over(timeline.talk_over, x)
+    if timeline.clip is not None:
+        a, b = timeline.clip
+        parts.append(
+            f'<rect class="clip" data-start="{a:.4f}" data-end="{b:.4f}" x="{x(a)}" '
+            f'y="{_LIVE_Y - 2}" width="{max(x(b) - x(a), 1)}" height="{_LIVE_H + 4}">'
+            f"<title>the person's clip over the reply {a:.2f}–{b:.2f} s</title></rect>"
+        )
+        parts += _marker(x(a), "clip", "clip-mark", "start", row=1)
     if timeline.human_reply is not None:
         a, b = timeline.human_reply
         parts.append(

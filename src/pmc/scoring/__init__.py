@@ -27,6 +27,7 @@ from pmc.scoring._stage import (
 from pmc.scoring._talkover import (
     YIELD_QUIET_S,
     YIELD_WINDOW_S,
+    ClipScore,
     TalkOver,
     YieldScore,
     talk_over,
@@ -60,6 +61,7 @@ __all__ = [
     "SCORE_SCHEMA_VERSION",
     "YIELD_QUIET_S",
     "YIELD_WINDOW_S",
+    "ClipScore",
     "Embedder",
     "Evidence",
     "PauseOutcome",

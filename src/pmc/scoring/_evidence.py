@@ -136,10 +136,12 @@ class TalkStretch:
         return any(e.overlaps(start_s, end_s) for e in self.parts)
 
 
-def talk_stretches(found: Sequence[Evidence], gap_s: float = STRETCH_GAP_S) -> list[TalkStretch]:
-    """The word-bearing intervals grouped into stretches of talk, in time order."""
+def talk_stretches(
+    found: Sequence[Evidence], gap_s: float = STRETCH_GAP_S, words_only: bool = True
+) -> list[TalkStretch]:
+    """The word-bearing intervals (``words_only=False``: all) grouped into stretches of talk."""
     groups: list[list[Evidence]] = []
-    for e in (e for e in found if e.word_bearing):
+    for e in (e for e in found if e.word_bearing or not words_only):
         if groups and e.start_stream_s - groups[-1][-1].end_stream_s <= gap_s:
             groups[-1].append(e)
         else:

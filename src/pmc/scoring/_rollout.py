@@ -26,7 +26,7 @@ from pmc.scoring._metrics import (
     reply_score,
     reply_stretches,
 )
-from pmc.scoring._talkover import talk_over, yield_to
+from pmc.scoring._talkover import clip_score, talk_over, yield_to
 from pmc.scoring._text import has_words, strict_recall, token_f1
 from pmc.scoring._transcribe import transcribe_track
 from pmc.scoring._types import RecallScore, Score, ScoreSettings, ScoreStatus
@@ -98,6 +98,19 @@ def score_rollout(
         scored = replace(scored, status=ScoreStatus.UNTRANSCRIBED)
     if point.kind is PointKind.TURN_END:
         return replace(scored, reply=_reply(found, point, trace.protocol, settings, similarity))
+    if point.kind.talks_over:
+        protocol = trace.protocol
+        person = point.person_yield_s if point.kind is PointKind.BARGE_IN else None
+        clip = clip_score(
+            found,
+            protocol.clip_stream_s if protocol else None,
+            protocol.clip_s if protocol else None,
+            track,
+            settings.gate,
+            person if person is not None else point.person_kept_talking_s,
+        )
+        reply = _reply(found, point, protocol, settings, similarity)
+        return replace(scored, reply=reply, clip=clip)
     said = " ".join(
         w.text for r in reply_stretches(found, point.boundary_stream_s) for w in r.words
     )

@@ -9,9 +9,11 @@ pause under test): an agent interruption. A system that was talking when the per
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from pmc.audio import SAMPLE_RATE, FloatArray
+from pmc.gate import GateParams, refine_end
 from pmc.scoring._evidence import Evidence, talk_stretches
 
 YIELD_WINDOW_S = 2.0
@@ -113,9 +115,14 @@ class YieldScore:
         return cls(**data)
 
 
-def yield_to(found: Sequence[Evidence], onset_s: float, track_end_s: float) -> YieldScore | None:
-    """Whether the system's talk under way at ``onset_s`` stopped for the person (None if none)."""
-    runs = talk_stretches(found, YIELD_QUIET_S)
+def yield_to(
+    found: Sequence[Evidence], onset_s: float, track_end_s: float, words_only: bool = True
+) -> YieldScore | None:
+    """Whether the system's talk under way at ``onset_s`` stopped for the person (None if none).
+
+    ``words_only=False`` counts any speech the gate hears as talk, words or not.
+    """
+    runs = talk_stretches(found, YIELD_QUIET_S, words_only)
     current = next((r for r in runs if r.onset_stream_s <= onset_s < r.end_stream_s), None)
     if current is None:
         return None
@@ -125,3 +132,92 @@ def yield_to(found: Sequence[Evidence], onset_s: float, track_end_s: float) -> Y
     again = any(r.onset_stream_s > stop for r in runs)
     yielded = latency is not None and latency <= YIELD_WINDOW_S
     return YieldScore(round(onset_s, 4), yielded, latency, again)
+
+
+@dataclass(frozen=True)
+class ClipScore:
+    """What a system did when the person's clip came over its reply (talk-over points).
+
+    Attributes:
+        reached: The clip was played: the system had started a reply (otherwise the rollout
+            ended with no reply, and the point was not reached).
+        onset_s: Where the clip began.
+        clip_end_s: Where it ended.
+        talking: The system was still talking at the clip's onset (a reply over by then gives
+            the clip nothing to come over).
+        yielded: Its talk ended within :data:`YIELD_WINDOW_S` and stayed ended for
+            :data:`YIELD_QUIET_S`: at a barge-in what the person did; at a backchannel a false
+            yield.
+        stop_latency_s: From the clip's onset to the end of its talk; None when it talked to
+            the track's end.
+        talk_over_s: How long it talked over the clip: from the onset to the earlier of the
+            end of its talk and the clip's end.
+        spoke_again: It talked again after it had stopped.
+        said_after: Its words after the clip ended.
+        person_s: The person's own: their yield latency (barge-in) or how long they kept
+            talking (backchannel).
+    """
+
+    reached: bool
+    onset_s: float | None = None
+    clip_end_s: float | None = None
+    talking: bool = False
+    yielded: bool = False
+    stop_latency_s: float | None = None
+    talk_over_s: float | None = None
+    spoke_again: bool = False
+    said_after: str = ""
+    person_s: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ClipScore:
+        """Inverse of :meth:`to_dict`."""
+        return cls(**data)
+
+
+def clip_score(
+    found: Sequence[Evidence],
+    onset_s: float | None,
+    clip_s: float | None,
+    track: FloatArray,
+    gate: GateParams,
+    person_s: float | None,
+) -> ClipScore:
+    """Score the system's talk around the clip that began at ``onset_s`` (None: never played).
+
+    Talk is any speech the gate hears, words or not: a system that laughs or murmurs over the
+    person has not stopped for them. Where it stopped is refined from the gate's window edge to
+    the sample (:func:`pmc.gate.refine_end`), as onsets are.
+    """
+    track_end_s = len(track) / SAMPLE_RATE
+    if onset_s is None or clip_s is None:
+        return ClipScore(False, person_s=person_s)
+    end = onset_s + clip_s
+    base = ClipScore(True, round(onset_s, 4), round(end, 4), person_s=person_s)
+    after = " ".join(
+        w.text
+        for r in talk_stretches(found, YIELD_QUIET_S)
+        if r.onset_stream_s >= end
+        for w in r.words
+    )
+    held = yield_to(found, onset_s, track_end_s, words_only=False)
+    if held is None:
+        return replace(base, said_after=after)
+    if held.stop_latency_s is not None:
+        edge = round((onset_s + held.stop_latency_s) * SAMPLE_RATE)
+        latency = round(refine_end(track, edge, gate, SAMPLE_RATE) / SAMPLE_RATE - onset_s, 4)
+        held = replace(held, stop_latency_s=latency, yielded=latency <= YIELD_WINDOW_S)
+    stop = track_end_s if held.stop_latency_s is None else onset_s + held.stop_latency_s
+    return replace(
+        base,
+        talking=True,
+        yielded=held.yielded,
+        stop_latency_s=held.stop_latency_s,
+        talk_over_s=round(max(0.0, min(stop, end) - onset_s), 4),
+        spoke_again=held.spoke_again,
+        said_after=after,
+    )

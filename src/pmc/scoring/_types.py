@@ -15,7 +15,7 @@ from pmc.points import PointKind
 from pmc.scoring._evidence import Evidence
 from pmc.scoring._metrics import PauseScore, ReplyScore
 from pmc.scoring._recall_judge import RecallVerdict
-from pmc.scoring._talkover import TalkOver
+from pmc.scoring._talkover import ClipScore, TalkOver
 from pmc.scoring._text import StrictVerdict
 from pmc.scoring._transcribe import Transcription
 
@@ -158,6 +158,7 @@ class Score:
         reply: Reply metrics (turn-end points).
         recall: Answer verdicts (recall points).
         talk_over: The system's talk that began while the person's live turn was going.
+        clip: What it did when the person's clip came over its reply (talk-over points).
         error: The failure, for transport errors.
     """
 
@@ -177,6 +178,7 @@ class Score:
     recall: RecallScore | None = None
     talk_over: TalkOver | None = None
     error: str = ""
+    clip: ClipScore | None = None
     schema_version: int = SCORE_SCHEMA_VERSION
 
     @property
@@ -205,6 +207,7 @@ class Score:
             "recall": self.recall.to_dict() if self.recall else None,
             "talk_over": self.talk_over.to_dict() if self.talk_over else None,
             "error": self.error,
+            **({"clip": self.clip.to_dict()} if self.clip else {}),
         }
 
     @classmethod
@@ -229,5 +232,6 @@ class Score:
             recall=RecallScore.from_dict(data["recall"]) if data.get("recall") else None,
             talk_over=TalkOver.from_dict(data["talk_over"]) if data.get("talk_over") else None,
             error=str(data.get("error", "")),
+            clip=ClipScore.from_dict(data["clip"]) if data.get("clip") else None,
             schema_version=version,
         )
