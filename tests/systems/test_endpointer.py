@@ -1,5 +1,6 @@
 import importlib
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -118,7 +119,9 @@ def test_a_200_ms_pause_inside_speech_does_not_end_the_turn_and_400_ms_does(gap_
     audio = np.concatenate([silence(LEAD_S), first, silence(gap_s), second, silence(TAIL_S)])
     first_end = LEAD_S + first_len
     speech_end = first_end + gap_s + second_len
-    system = card("endpointer-300")
+    bundled = card("endpointer-300")
+    # It never stops its reply here: the second phrase comes over it, which is not this test's.
+    system = replace(bundled, params={**bundled.params, "interrupt_ms": False})
     events = rollout(system, audio)
     texts = [e for e in events if e.kind == EventKind.TEXT]
     assert len(texts) == 1  # after 400 ms, the second phrase comes while a reply is due: ignored
@@ -128,7 +131,8 @@ def test_a_200_ms_pause_inside_speech_does_not_end_the_turn_and_400_ms_does(gap_
 
 
 def test_half_duplex_ignores_a_turn_ending_during_the_reply_and_listens_after_it() -> None:
-    system = card("endpointer-300")
+    never = card("endpointer-300")
+    system = replace(never, params={**never.params, "interrupt_ms": False})  # never stops
     reply_s = len(spoken(REPLY_TEXT)) / SAMPLE_RATE
     a, a_len = phrase("I finally finished the book last night.")
     b, b_len = phrase("It was long.")
@@ -154,6 +158,38 @@ def test_half_duplex_ignores_a_turn_ending_during_the_reply_and_listens_after_it
     assert len(starts) == 2
     assert starts[0] == pytest.approx(a_end + window_s(system) + LATENCY_S, abs=0.1)
     assert starts[1] == pytest.approx(c_start + c_len + window_s(system) + LATENCY_S, abs=0.1)
+
+
+@pytest.mark.parametrize("interrupt_ms", [200, 400])
+def test_speech_over_the_reply_stops_it_after_the_interrupt_time_and_is_answered(
+    interrupt_ms: int,
+) -> None:
+    """A barge-in: the reply stops once the VAD has heard the person for ``interrupt_ms``."""
+    bundled = card("endpointer-300")
+    system = replace(bundled, params={**bundled.params, "interrupt_ms": interrupt_ms})
+    a, a_len = phrase("I finally finished the book last night.")
+    b, b_len = phrase("Which book do you mean, the long one about the river?")
+    a_end = LEAD_S + a_len
+    reply_start = a_end + window_s(system) + LATENCY_S
+    b_start = reply_start + 0.6  # inside the reply, which lasts about 2 s
+    audio = np.concatenate([silence(LEAD_S), a, silence(b_start - a_end), b, silence(TAIL_S)])
+    events = rollout(system, audio)
+    stops = [e for e in events if e.kind == EventKind.INTERRUPTED]
+    assert len(stops) == 1 and stops[0].detail == {"barge_in": True}
+    stop_s = stops[0].arrival_ns / NS_PER_S
+    # The interrupt time in whole 32 ms VAD windows, late by the VAD's own rise, the resampler's
+    # buffering and the 20 ms frame (as the endpoint is: within 100 ms).
+    windows = -(-interrupt_ms * VAD_RATE // 1000 // WINDOW)
+    assert stop_s - b_start == pytest.approx(windows * WINDOW / VAD_RATE, abs=0.1)
+    # Nothing of the reply is sent after it stopped; the person's turn is answered after it ends.
+    assert not [
+        e
+        for e in events
+        if e.kind == EventKind.AUDIO and stop_s < e.arrival_ns / NS_PER_S < b_start + b_len
+    ]
+    texts = [e.arrival_ns / NS_PER_S for e in events if e.kind == EventKind.TEXT]
+    assert len(texts) == 2
+    assert texts[1] == pytest.approx(b_start + b_len + window_s(system) + LATENCY_S, abs=0.1)
 
 
 def test_a_spoken_question_is_answered_with_the_matching_history_sentence() -> None:

@@ -2,6 +2,7 @@ import asyncio
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -212,3 +213,40 @@ def test_cards_set_pipecats_parameters_and_bad_ones_name_the_card() -> None:
     with pytest.raises(PmcError, match="system card bad"):
         SmartTurnCascade(negative, VirtualClock())
     assert card("smart-turn").sample_rate == SAMPLE_RATE
+
+
+VAD_START_S = 6 * 512 / 16_000
+"""Pipecat's 0.2 s VAD start time in whole 32 ms Silero windows (192 ms)."""
+VAD_START_LAG_S = 0.25
+"""What Silero's rise to Pipecat's 0.7 confidence, Pipecat's smoothed volume reaching its 0.6
+floor, the resampler and the 20 ms frame add before the start time runs: 210 ms on the phrase
+below when this was written (more than at a stop: the smoothing follows a rise slowly)."""
+
+
+@pytest.mark.parametrize("interruptions", [True, False])
+def test_speech_over_the_reply_stops_it_once_pipecats_vad_says_the_user_started(
+    statement: tuple[FloatArray, float], interruptions: bool
+) -> None:
+    """Pipecat's default interruption: the VAD's start of speech stops the bot's reply."""
+    bundled = card("smart-turn")
+    system = replace(bundled, params={**bundled.params, "interruptions": interruptions})
+    audio, speech_end = statement
+    reply_start = turn_end_s(rollout(system, audio)) + LATENCY_S
+    over, over_len = phrase("Which colour did you pick for the walls in the end?")
+    over_start = reply_start + 0.6  # inside the reply, which lasts about 2 s
+    lead = audio[: round(speech_end * SAMPLE_RATE)]
+    talked_over = np.concatenate([lead, silence(over_start - speech_end), over, silence(TAIL_S)])
+    events = rollout(system, talked_over)
+    stops = [e.arrival_ns / NS_PER_S for e in events if e.kind == EventKind.INTERRUPTED]
+    texts = [e.arrival_ns / NS_PER_S for e in events if e.kind == EventKind.TEXT]
+    if not interruptions:
+        assert stops == []  # it talks through the person (and answers them once it is done)
+        return
+    assert len(stops) == 1
+    assert VAD_START_S <= stops[0] - over_start <= VAD_START_S + VAD_START_LAG_S
+    assert not [
+        e
+        for e in events
+        if e.kind == EventKind.AUDIO and stops[0] < e.arrival_ns / NS_PER_S < over_start + over_len
+    ]
+    assert len(texts) == 2 and texts[1] > over_start + over_len  # it answers the person after

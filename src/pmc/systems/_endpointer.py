@@ -5,11 +5,13 @@ The simplest system that takes turns the way hosted server VAD does (docs/archit
 silence, the utterance is transcribed, and after a fixed latency the system speaks. At a question it
 answers with the sentence of the history that shares the most content words with it, so recall
 points can be scored; otherwise it says a fixed acknowledgement. It is half duplex: while its reply
-is pending or playing it ignores further endpoints.
+is pending or playing it ignores further endpoints, and stops the reply when it hears speech for
+a set time (a barge-in, as Pipecat's default interruption does).
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import hashlib
 import math
@@ -46,6 +48,11 @@ SILENCE_MS = 500
 REPLY_LATENCY_MS = 400
 """From the endpoint to the reply's first sample, when a card sets none (the bundled cards'
 value)."""
+
+INTERRUPT_MS = 200
+"""Speech heard this long while the reply plays stops it, when a card sets none: Pipecat's
+default interruption, which stops the bot when its VAD reports the user started speaking, after
+``VADParams.start_secs`` of 0.2 s (docs/architecture.md "Systems")."""
 
 REPLY_TEXT = "I see. Tell me more about that."
 """What the system says when it has nothing to quote."""
@@ -228,7 +235,9 @@ class EndpointerCascade(LocalAdapter):
 
     Card settings: ``turn_detection.silence_ms``, ``turn_detection.threshold`` and
     ``turn_detection.min_speech_ms`` for the endpointer; ``params.reply_latency_ms`` (from the
-    endpoint to the reply's first sample) and ``params.reply_text`` (the fallback reply).
+    endpoint to the reply's first sample) and ``params.reply_text`` (the fallback reply);
+    ``params.interrupt_ms``, how long speech heard while its reply plays must last before the
+    reply stops (a barge-in), or ``false`` for a system that never stops.
 
     The endpoint is the instant of the frame whose audio completes the silence window. On a
     virtual clock recognition and synthesis take no time; on a real clock they run in a worker
@@ -249,6 +258,16 @@ class EndpointerCascade(LocalAdapter):
                 f"system card {card.name}: need silence_ms > 0, min_speech_ms >= 0, "
                 "reply_latency_ms >= 0 and 0 < threshold <= 1"
             )
+        interrupt = params.get("interrupt_ms", INTERRUPT_MS)
+        self.interrupt_windows: int | None = None
+        if interrupt is not False:
+            interrupt_ms = number(card, params, "interrupt_ms", INTERRUPT_MS)
+            if interrupt_ms < 0:
+                raise PmcError(f"system card {card.name}: need interrupt_ms >= 0 (or false)")
+            self.interrupt_windows = max(1, math.ceil(interrupt_ms * VAD_RATE / 1000 / WINDOW))
+        self._heard_windows = 0
+        self._reply_task: asyncio.Task[None] | None = None
+        self._speaking_from_ns: int | None = None
         self.reply_text = str(params.get("reply_text", REPLY_TEXT))
         self.reply_latency_ns = round(latency_ms * NS_PER_S / 1000)
         self.endpointer = SilenceEndpointer(threshold, silence_ms, min_speech_ms)
@@ -280,6 +299,7 @@ class EndpointerCascade(LocalAdapter):
         frame = np.asarray(samples, dtype=np.float32).ravel()
         probabilities = self._vad.push(self._resampler.resample_chunk(frame))
         if self._replying:
+            self._barge_in(probabilities)
             return
         self._utterance.append(frame)
         for probability in probabilities:
@@ -287,15 +307,43 @@ class EndpointerCascade(LocalAdapter):
                 utterance = np.concatenate(self._utterance)
                 self._utterance = []
                 self._replying = True
-                self.spawn(self._reply(self.clock.now_ns(), utterance))
+                start_ns = self.clock.now_ns() + self.reply_latency_ns
+                self._speaking_from_ns = start_ns
+                self._reply_task = asyncio.get_running_loop().create_task(
+                    self._reply(start_ns, utterance)
+                )
+                self._tasks.append(self._reply_task)
                 return
 
-    async def _reply(self, endpoint_ns: int, utterance: FloatArray) -> None:
-        """Answer; then listen again once the reply has finished playing."""
-        await self.answer(endpoint_ns + self.reply_latency_ns, utterance)
+    def _barge_in(self, probabilities: Iterable[float]) -> None:
+        """While the reply plays: speech heard for the interrupt time stops it."""
+        start = self._speaking_from_ns
+        if self.interrupt_windows is None or start is None or self.clock.now_ns() < start:
+            return
+        for probability in probabilities:
+            # Silero's hysteresis, as the endpointer's: speech starts at the threshold and goes
+            # on until a window falls below threshold - HYSTERESIS.
+            if self._heard_windows or probability >= self.endpointer.threshold:
+                going = probability >= self.endpointer.neg_threshold
+                self._heard_windows = self._heard_windows + 1 if going else 0
+            if self._heard_windows >= self.interrupt_windows and self._reply_task is not None:
+                self._reply_task.cancel()
+                self.emit(EventKind.INTERRUPTED, detail={"barge_in": True})
+                self._listen_again()
+                return
+
+    def _listen_again(self) -> None:
         self._utterance = []
         self.endpointer.reset()
         self._replying = False
+        self._heard_windows = 0
+        self._speaking_from_ns = None
+        self._reply_task = None
+
+    async def _reply(self, start_ns: int, utterance: FloatArray) -> None:
+        """Answer; then listen again once the reply has finished playing."""
+        await self.answer(start_ns, utterance)
+        self._listen_again()
 
     async def answer(self, start_ns: int, utterance: FloatArray) -> None:
         """Transcribe the turn, choose the reply, speak it from ``start_ns``."""

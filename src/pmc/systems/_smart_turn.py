@@ -143,7 +143,9 @@ class SmartTurnCascade(LocalAdapter):
 
     Each Smart Turn verdict is kept in the trace as a signal (``smart_turn``: probability,
     ``inference_ms``); so is an end of turn that only the silence fallback decided. Half duplex:
-    while its reply is pending or playing the VAD still listens but no turn ends.
+    while its reply is pending or playing the VAD still listens but no turn ends. Once the
+    reply plays, the VAD reporting that the user started speaking stops it, as Pipecat's
+    default interruption does (``params.interruptions``, true unless a card says false).
     """
 
     VERSION = "1"
@@ -166,6 +168,9 @@ class SmartTurnCascade(LocalAdapter):
             raise PmcError(f"system card {card.name}: settings must not be negative")
         self.reply_text = str(card.params.get("reply_text", REPLY_TEXT))
         self.reply_latency_ns = round(latency_ms * NS_PER_S / 1000)
+        self.interruptions = card.params.get("interruptions", True) is not False
+        self._reply_task: asyncio.Task[None] | None = None
+        self._speaking_from_ns: int | None = None
         # HQ like pmc.audio.resample, streamed so that frame edges leave no seams.
         self._resampler = soxr.ResampleStream(
             card.sample_rate, PIPECAT_RATE, 1, dtype="float32", quality="HQ"
@@ -256,6 +261,8 @@ class SmartTurnCascade(LocalAdapter):
         self._vad_state = state
         self._user_speaking = state == states.SPEAKING
         if self._replying:
+            if self._user_speaking:
+                self._barge_in()
             return
         if self._user_speaking:
             self._turn.update_vad_start_secs(self._vad.params.start_secs)
@@ -284,10 +291,29 @@ class SmartTurnCascade(LocalAdapter):
         utterance = np.concatenate(self._utterance)
         self._utterance = []
         self._replying = True
-        self.spawn(self._reply(self.clock.now_ns(), utterance))
+        start_ns = self.clock.now_ns() + self.reply_latency_ns
+        self._speaking_from_ns = start_ns
+        self._reply_task = asyncio.get_running_loop().create_task(self._reply(start_ns, utterance))
+        self._tasks.append(self._reply_task)
 
-    async def _reply(self, end_ns: int, utterance: FloatArray) -> None:
-        await speak_reply(self, end_ns + self.reply_latency_ns, utterance, self.reply_text)
+    def _barge_in(self) -> None:
+        """The user started speaking while the reply plays: stop it and listen again."""
+        start = self._speaking_from_ns
+        if not self.interruptions or start is None or self.clock.now_ns() < start:
+            return
+        if self._reply_task is not None:
+            self._reply_task.cancel()
+        self.emit(EventKind.INTERRUPTED, detail={"barge_in": True})
+        self._listen_again()
+        self._turn.update_vad_start_secs(self._vad.params.start_secs)
+
+    def _listen_again(self) -> None:
         self._turn.clear()  # as the stop strategy does when a turn has ended
         self._utterance = []
         self._replying = False
+        self._speaking_from_ns = None
+        self._reply_task = None
+
+    async def _reply(self, start_ns: int, utterance: FloatArray) -> None:
+        await speak_reply(self, start_ns, utterance, self.reply_text)
+        self._listen_again()
