@@ -71,6 +71,7 @@ WAITING_MODULES = (
     "tests/systems/test_hosted_pushback.py",
     "tests/systems/test_audio_history.py",
     "tests/systems/test_hosted_talk_over.py",
+    "tests/systems/test_agent_talk_over.py",
 )
 """Modules that mostly wait on real-time streams (about 280 s of waiting for 50 CPU-seconds on
 2 cores), marked ``waiting``: ``make test`` runs them in a pytest of their own beside the

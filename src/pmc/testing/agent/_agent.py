@@ -36,6 +36,9 @@ class AgentBehaviour:
         silence_ms: Silence that ends the caller's turn (the energy endpointer's).
         reply_text: What the answer says (the bundled voice).
         barge_in: Whether the caller speaking over an answer stops it (``clear``).
+        yield_ms: How long after the caller's speech over an answer began (its first sample,
+            :attr:`CallRecord.heard_s`) the agent stops the answer (0: when its endpointer
+            decides).
         marks: Send a ``mark`` after each answer (where the wire has marks).
         refuse: Refuse the handshake (HTTP 403).
         stall_s: Hold the opening handshake this long before answering it.
@@ -50,6 +53,7 @@ class AgentBehaviour:
     reply_text: str = "Right, I see. Let me check that for you."
     barge_in: bool = True
     marks: bool = True
+    yield_ms: float = 0.0
     refuse: bool = False
     stall_s: float = 0.0
     close_after: int | None = None
@@ -60,7 +64,12 @@ class AgentBehaviour:
     def without_faults(self) -> AgentBehaviour:
         """The same agent, with no fault."""
         return AgentBehaviour(
-            self.latency_ms, self.silence_ms, self.reply_text, self.barge_in, self.marks
+            self.latency_ms,
+            self.silence_ms,
+            self.reply_text,
+            self.barge_in,
+            self.marks,
+            yield_ms=self.yield_ms,
         )
 
 
@@ -75,6 +84,11 @@ class CallRecord:
         turn_ends_s: Where the endpointer heard each caller turn end (end of its speech).
         onsets_s: When each answer's first audio left.
         clears_s: When each ``clear`` (Pipecat: ``InterruptionFrame``) was sent (barge-in).
+        heard_s: Where the caller's speech over each answer it stopped began: its first
+            non-zero sample on the stream clock (the silence the caller sends is exact zeros).
+        origin_ns: The call's stream clock origin on the agent's monotonic clock (the earliest
+            arrival less the samples received by then); on one machine the harness reads the
+            same clock, so it compares with a trace's ``t0_ns``.
         marks_echoed: The names of the marks the caller echoed back (Twilio).
         stopped: The caller sent ``stop`` (Twilio).
     """
@@ -85,6 +99,8 @@ class CallRecord:
     turn_ends_s: list[float] = field(default_factory=list)
     onsets_s: list[float] = field(default_factory=list)
     clears_s: list[float] = field(default_factory=list)
+    heard_s: list[float] = field(default_factory=list)
+    origin_ns: int | None = None
     marks_echoed: list[str] = field(default_factory=list)
     stopped: bool = False
 
@@ -106,6 +122,8 @@ class AgentCall:
         self.rate = self.wire.RATE
         self.endpointer = EnergyEndpointer(self.rate, behaviour.silence_ms)
         self.samples = 0
+        self._recent = np.zeros(0, dtype=np.float32)
+        """The latest caller samples, to place a barge-in's first sample."""
         self.origin_ns: int | None = None
         self.answer: asyncio.Task[None] | None = None
         self.playing_until_s = 0.0
@@ -133,6 +151,7 @@ class AgentCall:
             if self.answer is not None:
                 self.answer.cancel()
             self.record.chunks = self.wire.chunks
+            self.record.origin_ns = self.origin_ns
             self.record.marks_echoed = self.wire.marks_echoed
             self.record.stopped = self.wire.stopped
 
@@ -152,17 +171,42 @@ class AgentCall:
         self.samples += len(audio)
         origin = arrival - self.samples * NS_PER_S // self.rate
         self.origin_ns = origin if self.origin_ns is None else min(self.origin_ns, origin)
+        keep = 3 * self.endpointer.window + len(audio)
+        self._recent = np.concatenate([self._recent, audio])[-keep:]
         for event in self.endpointer.push(audio):
             if event.change == "started":
-                self._caller_started()
+                self._caller_started(self._first_sample_s(event.at))
             else:
                 self._turn_ended(event.at / self.rate)
 
-    def _caller_started(self) -> None:
+    def _first_sample_s(self, at: int) -> float:
+        """Where speech the endpointer says started at window ``at`` begins: its first sample."""
+        base = self.samples - len(self._recent)
+        lo = max(at - self.endpointer.window, base)
+        loud = np.flatnonzero(self._recent[lo - base :])
+        return (lo + int(loud[0]) if loud.size else at) / self.rate
+
+    def _caller_started(self, at_s: float) -> None:
         """The caller speaks: over an answer still playing, that is a barge-in."""
         if not self.behaviour.barge_in or self.answer is None:
             return
         if self.answer.done() and self.playing_until_s <= self.now_s():
+            return
+        self.record.heard_s.append(round(at_s, 6))
+        if self.behaviour.yield_ms > 0:
+            self.spawn(self._clear_at(at_s + self.behaviour.yield_ms / 1000))
+            return
+        self._clear()
+
+    async def _clear_at(self, at_s: float) -> None:
+        """Stop the answer at ``at_s`` on the stream clock."""
+        assert self.origin_ns is not None
+        await sleep_until(self.origin_ns + round(at_s * NS_PER_S))
+        self._clear()
+
+    def _clear(self) -> None:
+        """Stop the answer now and tell the caller to drop what it has not played."""
+        if self.answer is None:
             return
         self.answer.cancel()
         self.record.clears_s.append(self.now_s())
