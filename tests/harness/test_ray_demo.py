@@ -1,11 +1,11 @@
 """A Ray run of the demo's points equals a local run, on the package's two local nodes.
 
 On the virtual clock a run's folder must be the same byte for byte wherever its rollouts
-stream: the reference systems on every demo point (the local run is the session's
-``reference_run``), and the endpointer cascade, the local system with real models (VAD,
-transcription at recall points, Piper), on a pause, a turn end and a recall point of two demo
-conversations. Scores written through Ray's scoring equal local scoring's, byte for byte, for
-every reference system at the points of one conversation. The real clock's check is in
+stream: the reference systems at every point of three demo conversations (against the session's
+``reference_run`` at the same points), and the endpointer cascade, the local system with real
+models (VAD, transcription at recall points, Piper), on a pause, a turn end and a recall point
+of two demo conversations. Scores written through Ray's scoring equal local scoring's, byte for
+byte, for every reference system at the points of one conversation. The real clock's check is in
 test_ray_timing.py.
 """
 
@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
+from pmc import io
 from pmc.harness import RunSettings, run_rollouts, runs_dir
-from pmc.points import Point, PointKind, read_points
+from pmc.points import MANIFEST_FILE, Point, PointKind, read_points
 from pmc.scoring import ScoreSettings, ScoringCluster, run_scoring
 from pmc.systems import bundled_cards, find_card
 from tests.conftest import REFERENCE_SYSTEMS, reference_settings
@@ -31,6 +32,10 @@ pytestmark = pytest.mark.slow
 SYSTEMS = bundled_cards()
 ASR = "faster-whisper:tiny.en"
 """What ``reference_run`` is scored with."""
+RAY_CONVERSATIONS = 3
+"""The Ray run is compared at every point of this many of the demo's ten conversations (60 of
+its 200 points, every kind), with the local run's rollouts of the same points: streaming all of
+them again would add a minute and a half to the suite's longest chain."""
 SCORED_CONVERSATIONS = 1
 """Ray scoring is compared at every point of this many of the demo's ten conversations (20 of
 its 200 points, every kind): scoring more of them again would add a minute to the suite."""
@@ -52,18 +57,24 @@ def run_record(run: Path) -> dict[str, Any]:
     return record
 
 
+def whole_conversations(points: list[Point], conversations: int) -> list[Point]:
+    """Every point of the first ``conversations`` demo conversations (each has every kind)."""
+    first = sorted({p.conversation_id for p in points})[:conversations]
+    return [p for p in points if p.conversation_id in first]
+
+
 @pytest.fixture(scope="module")
 def reference_on_ray(
     reference_run: Path, ray_nodes: TwoNodes, tmp_path_factory: pytest.TempPathFactory
 ) -> Path:
-    """The reference systems on every demo point, streamed on the two nodes."""
+    """The reference systems at every point of three demo conversations, on the two nodes."""
     source = reference_run.parents[1]
-    workdir = linked_points(source, read_points(source), tmp_path_factory.mktemp("ray-demo"))
+    chosen = whole_conversations(read_points(source), RAY_CONVERSATIONS)
+    workdir = linked_points(source, chosen, tmp_path_factory.mktemp("ray-demo"))
     cards = [find_card(name, SYSTEMS) for name in REFERENCE_SYSTEMS]
     tallies = run_rollouts(workdir, cards, reference_settings(ray_nodes.address))
-    points = len(read_points(source))
     assert {n: (t.done, t.failed) for n, t in tallies.items()} == {
-        n: (points, 0) for n in REFERENCE_SYSTEMS
+        n: (len(chosen), 0) for n in REFERENCE_SYSTEMS
     }
     return runs_dir(workdir) / "reference"
 
@@ -71,12 +82,20 @@ def reference_on_ray(
 def test_the_reference_systems_on_ray_write_the_local_run_folder(
     reference_run: Path, reference_on_ray: Path
 ) -> None:
-    local, remote = files(reference_run), files(reference_on_ray)
-    points = len(read_points(reference_run.parents[1]))
-    assert len(local) == len(REFERENCE_SYSTEMS) * points * 3  # trace, played, output
+    remote = files(reference_on_ray)
+    chosen = read_points(reference_on_ray.parents[1])
+    assert {p.kind for p in chosen} == set(PointKind)
+    ids = {p.point_id for p in chosen}
+    # rollouts/SYSTEM/POINT/K/FILE: the local run's files of the same points
+    local = {n: b for n, b in files(reference_run).items() if n.split("/")[2] in ids}
+    assert len(local) == len(REFERENCE_SYSTEMS) * len(chosen) * 3  # trace, played, output
     assert remote.keys() == local.keys()
     assert [name for name in local if local[name] != remote[name]] == []
-    assert run_record(reference_on_ray) == run_record(reference_run)
+    ray, here = run_record(reference_on_ray), run_record(reference_run)
+    manifest = reference_on_ray.parents[1] / "points" / MANIFEST_FILE
+    assert ray.pop("points_manifest_sha256") == io.sha256_file(manifest)
+    here.pop("points_manifest_sha256")
+    assert ray == here
 
 
 def test_scoring_on_ray_writes_the_local_score_files(

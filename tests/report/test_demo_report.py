@@ -87,7 +87,7 @@ def test_every_table_and_figure_is_written(report: Path, results: dict[str, Any]
     for key in TABLES:
         assert (report / "tables" / f"{key}.csv").exists()
     kinds = {r["kind"] for r in results["main_table"]}
-    assert kinds == {"pause", "turn_end", "conversation_recall", "fact_recall"}
+    assert kinds == {k.value for k in PointKind}
     text = (report / "report.md").read_text()
     assert "paper Table 3" in text and "paper Table 14" in text and "paper Table 15" in text
     assert (report / "index.html").exists()
