@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from pmc.cli import cli
 from pmc.harness import ProtocolRecord
 from pmc.points import Point, PointKind
-from pmc.scoring import Score, read_scores
+from pmc.scoring import ClipScore, Score, read_scores
 from pmc.systems import bundled_cards
 from pmc.testing.points import write_talk_over_points
 from pmc.testing.systems import ScriptedSystem
@@ -76,6 +76,32 @@ def _protocol(folder: Path, system: str, point: Point) -> ProtocolRecord:
     record = ProtocolRecord.of_trace(_trace(folder, system, point))
     assert record is not None
     return record
+
+
+def _measured_is_own(
+    clip: ClipScore | None,
+    clip_at: float,
+    heard: float,
+    stopped: float,
+    stop_at: float,
+    late_s: float,
+    least_own_s: float,
+    early_s: float = 0.001,
+) -> None:
+    """A remote fake's stop, put on the harness's stream clock, against what pmc measured.
+
+    ``heard`` and ``stopped``: where the fake heard the clip and stopped; ``stop_at``: where pmc
+    stamped that stop. pmc's stop latency must be the fake's own, plus how late the fake heard
+    the clip (at most the input frames' lateness; ``early_s`` earlier at most) and how late the
+    stop was stamped (delivery), within 3 ms.
+    """
+    assert -early_s <= heard - clip_at <= late_s + 0.003, heard - clip_at
+    delivery = stop_at - stopped
+    assert delivery >= -0.001
+    own = stopped - heard
+    assert own >= least_own_s - 0.001
+    assert clip is not None and clip.talking and clip.stop_latency_s is not None
+    assert clip.stop_latency_s == pytest.approx(own + (heard - clip_at) + delivery, abs=0.003)
 
 
 def _scores(folder: Path, system: str) -> dict[str, Score]:

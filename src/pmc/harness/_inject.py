@@ -41,17 +41,20 @@ class Injection:
             self.at = self.monitor.reply_onset + self.offset
         return self.at
 
+    def covers(self, first: int, size: int) -> bool:
+        """Whether a sample of the clip falls in samples ``first`` to ``first + size``."""
+        at = self.place()
+        return at is not None and max(first, at) < min(first + size, at + len(self.clip))
+
     def frame(self, first: int, size: int) -> FloatArray | None:
         """Samples ``first`` to ``first + size`` of the stream with the clip where it falls.
 
         None where no sample of the clip falls in them (the frame is then silence).
         """
         at = self.place()
-        if at is None:
+        if at is None or not self.covers(first, size):
             return None
         lo, hi = max(first, at), min(first + size, at + len(self.clip))
-        if hi <= lo:
-            return None
         out = np.zeros(size, dtype=np.float32)
         out[lo - first : hi - first] = self.clip[lo - at : hi - at]
         return out

@@ -43,7 +43,12 @@ class SpeechMonitor:
         self.reply_onset: int | None = None
         """That onset, placed as scoring places it (the gate's envelope onset on the played
         track), once its interval has passed the gate."""
-        self._track = np.zeros(0, dtype=np.float32)  # the played track, kept until the onset
+        # The played track from a few windows before the mark, kept until the onset is found.
+        # The gate's windows lie on the played track's grid, as in scoring; two windows before
+        # the mark leave room for the envelope's search.
+        mark = onset_from or 0
+        self._origin = max(0, (mark // self.window - 2) * self.window)
+        self._track = np.zeros(0, dtype=np.float32)
 
     def sample_at(self, t_ns: int) -> int:
         """A clock instant as a sample index on the stream clock."""
@@ -69,20 +74,26 @@ class SpeechMonitor:
             self.last_speech_end = start + (int(loud[-1]) + 1) * self.window
 
     def _keep(self, start: int, samples: FloatArray) -> None:
-        """Add a chunk to the played track and look for the onset in it."""
-        if len(self._track) < start:
-            self._track = np.concatenate(
-                [self._track, np.zeros(start - len(self._track), np.float32)]
-            )
-        self._track = np.concatenate([self._track[:start], samples.astype(np.float32)])
-        mark = self.onset_from or 0
-        if len(self._track) <= mark:
+        """Add a chunk to the played track and look for the onset, if the chunk can hold one.
+
+        The gate runs only on chunks loud enough to hold speech: a quieter one can neither
+        open an interval nor lengthen one (the gate holds only down to its release level).
+        """
+        lo = start - self._origin  # the chunk's place in the kept track
+        if lo + len(samples) <= 0:
             return
-        # The gate's windows lie on the played track's grid, as in scoring; two windows before
-        # the mark leave room for the envelope's search.
-        origin = max(0, (mark // self.window - 2) * self.window)
-        found = speech_intervals(self._track[origin:], self.gate, self.rate, OnsetRule.ENVELOPE)
-        onsets = [origin + round(i.start_s * self.rate) for i in found]
+        piece = samples[max(0, -lo) :].astype(np.float32)
+        lo = max(lo, 0)
+        if len(self._track) < lo:
+            self._track = np.concatenate([self._track, np.zeros(lo - len(self._track), np.float32)])
+        self._track = np.concatenate([self._track[:lo], piece])
+        mark = self.onset_from or 0
+        if self._origin + len(self._track) <= mark:
+            return
+        if not len(piece) or float(np.abs(piece).max()) < self.gate.release_rms:
+            return
+        found = speech_intervals(self._track, self.gate, self.rate, OnsetRule.ENVELOPE)
+        onsets = [self._origin + round(i.start_s * self.rate) for i in found]
         self.reply_onset = next((o for o in onsets if o >= mark), None)
         if self.reply_onset is not None:
             self._track = np.zeros(0, dtype=np.float32)
@@ -96,7 +107,7 @@ class SpeechMonitor:
         """Playback stopped at ``at_ns``: nothing queued after it will be heard."""
         at = self.sample_at(at_ns)
         self.played_until = min(self.played_until, at)
-        self._track = self._track[:at]
+        self._track = self._track[: max(0, at - self._origin)]
         if self.last_speech_end is not None and self.last_speech_end > at:
             self.last_speech_end = max(at, self.first_speech or at)
 

@@ -187,7 +187,7 @@ class Schedule:
             return None
         size = self.frame_ns * self.monitor.rate // NS_PER_S
         first = i * size
-        if injection.frame(first, size) is not None:
+        if injection.covers(first, size):
             return Send.CLIP
         after_s = (first - injection.end) / self.monitor.rate
         return Send.SILENCE if after_s < self.params.reply_silence_s else None

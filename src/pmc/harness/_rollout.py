@@ -124,12 +124,13 @@ async def run_rollout(
     recorder = TraceRecorder(clock)
     t0 = clock.now_ns()
     point = job.point
-    talks_over = point.kind.talks_over and job.clip is not None
+    clip, offset = job.clip, point.inject_offset_s
+    talks_over = point.kind.talks_over and clip is not None and offset is not None
     boundary = round(point.boundary_stream_s * card.sample_rate)
     monitor = SpeechMonitor(t0, card.sample_rate, onset_from=boundary if talks_over else None)
     injection = None
-    if talks_over and job.clip is not None and point.inject_offset_s is not None:
-        injection = Injection(job.clip, point.inject_offset_s, monitor)
+    if talks_over and clip is not None and offset is not None:
+        injection = Injection(clip, offset, monitor)
     receiver = asyncio.get_running_loop().create_task(_receive(adapter, recorder, monitor))
     length = frame_ns(card.frame_samples, card.sample_rate)
     commit = hosted_commit(point.kind, card.family)
@@ -167,10 +168,10 @@ async def run_rollout(
             return decision
         if decision is Send.LIVE:
             return live[i]
-        clip = None
+        heard = None
         if decision is Send.CLIP and injection is not None:
-            clip = injection.frame(i * card.frame_samples, card.frame_samples)
-        return silence if clip is None else clip
+            heard = injection.frame(i * card.frame_samples, card.frame_samples)
+        return silence if heard is None else heard
 
     async def send(i: int, frame: FloatArray) -> None:
         nonlocal committed_ns, listen_ns

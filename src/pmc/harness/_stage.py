@@ -126,23 +126,25 @@ def points_for(card: SystemCard, points: Sequence[Point]) -> list[Point]:
     (``SystemAdapter.HEARS_WHILE_SPEAKING``): played to one that does not, the clip would
     measure the adapter, not the system.
     """
-    kinds = card.params.get("point_kinds")
-    try:
-        wanted = set(PointKind) if kinds is None else {PointKind(k) for k in kinds}
-    except ValueError as exc:
-        raise PmcError(f"system card {card.name}: params.point_kinds: {exc}") from None
+    wanted = _kinds(card)
     if not adapter_factory(card).HEARS_WHILE_SPEAKING:
         wanted = {k for k in wanted if not k.talks_over}
     return [p for p in points if p.kind in wanted]
 
 
+def _kinds(card: SystemCard) -> set[PointKind]:
+    """The kinds a card's ``params.point_kinds`` lists (all where it lists none)."""
+    kinds = card.params.get("point_kinds")
+    try:
+        return set(PointKind) if kinds is None else {PointKind(k) for k in kinds}
+    except ValueError as exc:
+        raise PmcError(f"system card {card.name}: params.point_kinds: {exc}") from None
+
+
 def _unheard(card: SystemCard, points: Sequence[Point]) -> int:
     """Talk-over points a card would run but for an adapter that does not hear while it speaks."""
-    if adapter_factory(card).HEARS_WHILE_SPEAKING:
-        return 0
-    kinds = card.params.get("point_kinds")
-    wanted = {k for k in PointKind if kinds is None or k.value in kinds}
-    return sum(p.kind.talks_over and p.kind in wanted for p in points)
+    kinds = _kinds(card)
+    return len([p for p in points if p.kind in kinds]) - len(points_for(card, points))
 
 
 def _run_record(

@@ -100,14 +100,14 @@ def score_rollout(
         return replace(scored, reply=_reply(found, point, trace.protocol, settings, similarity))
     if point.kind.talks_over:
         protocol = trace.protocol
-        person = point.person_yield_s if point.kind is PointKind.BARGE_IN else None
+        barge_in = point.kind is PointKind.BARGE_IN
         clip = clip_score(
             found,
             protocol.clip_stream_s if protocol else None,
             protocol.clip_s if protocol else None,
             track,
             settings.gate,
-            person if person is not None else point.person_kept_talking_s,
+            point.person_yield_s if barge_in else point.person_kept_talking_s,
         )
         reply = _reply(found, point, protocol, settings, similarity)
         return replace(scored, reply=reply, clip=clip)
