@@ -72,6 +72,7 @@ WAITING_MODULES = (
     "tests/systems/test_audio_history.py",
     "tests/systems/test_hosted_talk_over.py",
     "tests/systems/test_agent_talk_over.py",
+    "tests/systems/test_duplex_talk_over.py",
 )
 """Modules that mostly wait on real-time streams (about 280 s of waiting for 50 CPU-seconds on
 2 cores), marked ``waiting``: ``make test`` runs them in a pytest of their own beside the
@@ -200,24 +201,42 @@ def reference_settings(ray: str | None = None) -> Any:
     return RunSettings("reference", params=ProtocolParams(cap_s=REFERENCE_CAP_S), ray=ray)
 
 
+REFERENCE_TALK_OVER_CONVERSATIONS = 3
+"""The reference run plays the talk-over points of this many of the demo's ten conversations
+(18 of its 60, both kinds; each conversation has both): what the reference systems do there is
+checked on them, and the Ray run compares the same points. Scoring all 60 points against four
+systems, always-speak's monologue transcribed at each, cost the suite's longest chain a minute."""
+
+
 @pytest.fixture(scope="session")
 def reference_run(demo_points_workdir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The reference systems run and scored on the demo points (slow; once per test run).
 
-    Its working directory links every folder of ``demo_points_workdir`` but ``runs``, so the
-    run is written beside the demo points, never into them.
+    Every point of the turn-taking and recall kinds, and the talk-over points of the first
+    :data:`REFERENCE_TALK_OVER_CONVERSATIONS` conversations. Its working directory links every
+    folder of ``demo_points_workdir`` but ``runs`` (and its points' cuts and files), so the run
+    is written beside the demo points, never into them.
     """
     from pmc.harness import run_rollouts, runs_dir
 
     def build(folder: Path) -> None:
+        from pmc.points import read_points
         from pmc.scoring import ScoreSettings, run_scoring
         from pmc.systems import bundled_cards, find_card
+        from tests.systems.conftest import linked_points
 
         workdir = folder / "w"
         workdir.mkdir()
         for entry in demo_points_workdir.iterdir():
-            if entry.name != "runs":
+            if entry.name not in ("runs", "points"):
                 (workdir / entry.name).symlink_to(entry)
+        points = read_points(demo_points_workdir)
+        first = sorted({p.conversation_id for p in points})[:REFERENCE_TALK_OVER_CONVERSATIONS]
+        chosen = [p for p in points if not p.kind.talks_over or p.conversation_id in first]
+        linked_points(demo_points_workdir, chosen, workdir)
+        for entry in (demo_points_workdir / "points").iterdir():
+            if entry.is_file() and not (workdir / "points" / entry.name).exists():
+                (workdir / "points" / entry.name).symlink_to(entry)  # the funnel, the windows
         systems = bundled_cards()
         cards = [find_card(n, systems) for n in REFERENCE_SYSTEMS]
         run_rollouts(workdir, cards, reference_settings())
