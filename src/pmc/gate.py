@@ -39,6 +39,12 @@ start even for speech just above the threshold (issue 14: latencies not quantise
 yet longer than one sample, so a single stray sample counts for little."""
 
 
+TALK_QUIET_S = 1.0
+"""Talk resumed within 1 s is the same talk after a breath (a pause between sentences), not a
+stop followed by new talk: where a talk-over point asks whether talk ended, it must stay ended
+this long (docs/architecture.md "Metrics")."""
+
+
 @dataclass(frozen=True)
 class GateParams:
     """The speech gate's settings; every score records them (docs/architecture.md "Metrics").
@@ -243,6 +249,36 @@ def refine_end(
     envelope = energy[np.minimum(starts + length, len(part))] - energy[starts]
     loud = np.flatnonzero(envelope >= holding)
     return lo + int(loud[-1]) + 1 if loud.size else end
+
+
+def talk_end(
+    samples: npt.NDArray[np.floating[Any]],
+    at: int,
+    params: GateParams,
+    sample_rate: int,
+    quiet_s: float = TALK_QUIET_S,
+) -> int | None:
+    """Where the talk under way at sample ``at`` ends, refined to the sample (None: no talk there).
+
+    Talk is the gate's intervals with gaps of at most ``quiet_s`` between them, as scoring groups
+    them when it asks whether a system stopped (docs/architecture.md "Metrics"); the points stage
+    measures the person's own stop the same way, so that their replay scores what they did.
+    """
+    spans = [
+        (round(i.start_s * sample_rate), round(i.end_s * sample_rate))
+        for i in speech_intervals(samples, params, sample_rate)
+    ]
+    quiet = round(quiet_s * sample_rate)
+    groups: list[list[int]] = []
+    for start, end in spans:
+        if groups and start - groups[-1][1] <= quiet:
+            groups[-1][1] = end
+        else:
+            groups.append([start, end])
+    current = next((g for g in groups if g[0] <= at < g[1]), None)
+    if current is None:
+        return None
+    return refine_end(samples, current[1], params, sample_rate)
 
 
 def _after_last_run(flags: npt.NDArray[np.bool_], length: int) -> int:

@@ -132,3 +132,39 @@ def test_the_shuffled_person_sits_at_the_similarity_floor(run: Path) -> None:
     )
     assert floor_f1 <= 0.25
     assert floor_cosine <= ceiling_cosine - 0.4
+
+
+@pytest.mark.parametrize("kind", [PointKind.BARGE_IN, PointKind.BACKCHANNEL])
+def test_the_person_stops_where_it_stopped_when_talked_over(
+    run: Path, points: dict[str, Point], kind: PointKind
+) -> None:
+    """Replayed, the person reproduces its own yield (or its talk on after a backchannel).
+
+    The clip lands where it came in the conversation, and the person's talk ends where the
+    point says: the point's timing is measured as scoring measures a system.
+    """
+    errors, yielded = [], []
+    for s in scores(run, "person", kind):
+        point = points[s.point_id]
+        assert s.clip is not None and s.clip.talking and s.clip.stop_latency_s is not None, s
+        expected = (
+            point.person_yield_s if kind is PointKind.BARGE_IN else point.person_kept_talking_s
+        )
+        assert s.clip.person_s == expected is not None
+        errors.append(s.clip.stop_latency_s - expected)
+        yielded.append(s.clip.yielded)
+    print(f"person at {kind}: stop minus its own, max |.| {max(map(abs, errors)) * 1000:.2f} ms")
+    assert len(errors) == 9  # three of each kind in each of the run's three conversations
+    assert abs(median(errors)) <= 0.005  # the issue's bound
+    assert max(map(abs, errors)) <= 0.001  # and each to the sample, as placement is
+    if kind is PointKind.BARGE_IN:
+        assert all(yielded)  # the demo's replier gives up the floor at every barge-in
+
+
+def test_always_speak_never_yields_and_never_speaks_never_talks(run: Path) -> None:
+    for kind in (PointKind.BARGE_IN, PointKind.BACKCHANNEL):
+        for s in scores(run, "always-speak", kind):
+            assert s.clip is not None and s.clip.reached and s.clip.talking, s
+            assert not s.clip.yielded and s.clip.stop_latency_s is None
+        for s in scores(run, "never-speak", kind):
+            assert s.clip is None or not s.clip.reached

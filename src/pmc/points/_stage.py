@@ -51,6 +51,7 @@ from pmc.points._judge import PROMPT_VERSION as JUDGE_PROMPT_VERSION
 from pmc.points._judge import judge as judge_candidate
 from pmc.points._judge import selectable
 from pmc.points._llm_text import extract_fact, written_identity_prompt
+from pmc.points._measure import talk_over_fields
 from pmc.points._prompts import identity_prompt
 from pmc.points._recall import (
     ASKER,
@@ -325,6 +326,7 @@ def _finish(
     cuts["history_text"] = "history.json"
     reply_start = reply_end = None
     reply_text = ""
+    reply = np.zeros(0, np.float32)
     if c is not None and c.reply is not None:
         reply_start, reply_end, reply_text = c.reply.start_conv_s, c.reply.end_conv_s, c.reply.text
         reply = cut(tracks[system], to_sample(reply_start), to_sample(reply_end))
@@ -334,13 +336,7 @@ def _finish(
     if c is not None and over is not None and c.clip_end_conv_s is not None:
         clip = cut(tracks[user], to_sample(over.start_conv_s), to_sample(c.clip_end_conv_s))
         cuts["inject"] = write_wav(folder, "inject.wav", clip)
-        talk_over = {
-            "inject_offset_s": over.reply_offset_s,
-            "inject_text": over.text,
-            "person_yield_s": over.yield_s,
-            "person_talk_over_s": over.talk_over_s,
-            "person_kept_talking_s": over.kept_talking_s,
-        }
+        talk_over = talk_over_fields(over, reply, stream_start, c, len(clip))
     question_end = len(live) / audio.SAMPLE_RATE if c is None else None
     fact = draft.recall
     return Point(

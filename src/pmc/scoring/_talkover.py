@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from pmc.audio import SAMPLE_RATE, FloatArray
-from pmc.gate import GateParams, refine_end
+from pmc.gate import TALK_QUIET_S, GateParams, refine_end
 from pmc.scoring._evidence import Evidence, talk_stretches
 
 YIELD_WINDOW_S = 2.0
@@ -21,9 +21,9 @@ YIELD_WINDOW_S = 2.0
 within a syllable or two (Schegloff 2000); the demo's longest scripted yield is 1.5 s; and a
 hosted API hears the person only some 0.3 to 0.5 s into their speech before the client stops
 its playback. A system still talking 2 s in has not yielded."""
-YIELD_QUIET_S = 1.0
-"""... and stays ended for 1 s: talk resumed within a second is the same talk after a breath
-(a pause between sentences), not a yield followed by a new turn."""
+YIELD_QUIET_S = TALK_QUIET_S
+"""... and stays ended for 1 s (:data:`pmc.gate.TALK_QUIET_S`): talk resumed within a second is
+the same talk after a breath, not a yield followed by a new turn."""
 
 END_MARGIN_S = 0.05
 """Talk whose gate interval closes this near the track's end ran out with the track: the gate's
