@@ -238,13 +238,13 @@ def hosted_onsets(run: Path, fake: FakeProcess, points: dict[str, Point]) -> lis
 
 
 def duplex_sessions(
-    run: Path, fake: ListenerProcess
+    run: Path, fake: ListenerProcess, system: str = DUPLEX
 ) -> dict[str, tuple[dict[str, Any], ListenerSession]]:
     """Each duplex rollout's trace and the fake's session it ran in (by its seed), by point id."""
     by_seed = {s.seed: s for s in fake.sessions}
     assert len(by_seed) == len(fake.sessions), [s.seed for s in fake.sessions]
     matched = {}
-    for point_id, trace in traces(run, DUPLEX).items():
+    for point_id, trace in traces(run, system).items():
         session = by_seed[trace["protocol"]["seed"]]
         assert session.frames == len(trace["inputs"]), (point_id, session.session_id)
         matched[point_id] = (trace, session)
@@ -252,8 +252,12 @@ def duplex_sessions(
     return matched
 
 
-def delivery_s(trace: dict[str, Any], session: ListenerSession, answer: DuplexAnswer) -> float:
+def delivery_s(
+    trace: dict[str, Any], session: ListenerSession, answer: DuplexAnswer, cut: bool = False
+) -> float:
     """How late the harness stamped the audio up to the frame its answer starts in, at most.
+
+    ``cut``: up to the frame where the answer was cut off instead.
 
     Both processes read one monotonic clock, so each message's arrival compares directly with
     when the fake sent it. A harness held off the processor while a frame waited stamps it late
@@ -265,7 +269,7 @@ def delivery_s(trace: dict[str, Any], session: ListenerSession, answer: DuplexAn
     audio = [o for o in trace["outputs"] if o["kind"] == "audio"]
     assert all(o["samples"] == FRAME_SAMPLES for o in audio), [o["samples"] for o in audio]
     assert len(audio) <= len(session.sent_ns), (len(audio), len(session.sent_ns))
-    first = answer.frame * FRAME_SAMPLES + answer.offset
+    first = answer.frame * FRAME_SAMPLES + (answer.cut if cut and answer.cut else answer.offset)
     worst_ns = 0
     for index, (output, sent_ns) in enumerate(zip(audio, session.sent_ns, strict=False)):
         worst_ns = max(worst_ns, int(output["arrival_ns"]) - sent_ns)

@@ -31,7 +31,10 @@ class ListenerBehaviour:
             ``send_seed`` sends, the rollout's own; else the session id).
         barge_in: Speech starting while it talks stops it, from the next output frame on (as a
             hosted API's barge-in does), so an answer to a short gap inside a turn is over
-            before the turn goes on.
+            before the turn goes on. False: it never stops.
+        yield_ms: With ``barge_in``, stop exactly this long after the speech it heard began
+            instead (its speech cut at that sample of the stream clock, as played; at once if
+            that much has already gone out): a known yield to measure a stop latency against.
         step_ms: Output frame ``i`` leaves this long after input frame ``i`` was due (on a
             grid that starts with the handshake), or at once if that has passed
             (:data:`STEP_MS`).
@@ -42,6 +45,7 @@ class ListenerBehaviour:
     seed: int = 0
     barge_in: bool = True
     step_ms: float = STEP_MS
+    yield_ms: float | None = None
 
 
 @dataclass
@@ -64,6 +68,13 @@ class DuplexAnswer:
         speech_s: Where its speech begins on the stream clock: ``played_ns`` on the stream
             clock plus ``offset``. Set when the session ends, from the session's final origin.
             What a client decodes has the speech :data:`OPUS_DELAY_S` later still.
+        heard_s: With a ``yield_ms``: where the speech it heard while talking began (the start
+            of the endpointer's first speech window, on the decoded input, which the codec
+            delays by :data:`OPUS_DELAY_S`), on the stream clock.
+        cut: The sample of its audio (lead-in included) where it stopped (None: not stopped).
+        stop_ns: Where a client plays that sample (on the fake's monotonic clock, as
+            ``played_ns``; 0: not stopped).
+        stopped_s: ``stop_ns`` on the stream clock (set when the session ends).
     """
 
     turn_end_s: float
@@ -74,6 +85,10 @@ class DuplexAnswer:
     played_ns: int = 0
     said_s: float = 0.0
     speech_s: float | None = None
+    heard_s: float | None = None
+    cut: int | None = None
+    stop_ns: int = 0
+    stopped_s: float | None = None
 
     @property
     def heard(self) -> tuple[float, float] | None:

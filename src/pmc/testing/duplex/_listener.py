@@ -28,6 +28,9 @@ from pmc.testing.hosted._endpointer import Change
 
 FRAME_NS = FRAME_SAMPLES * NS_PER_S // SAMPLE_RATE
 """One 80 ms frame in nanoseconds."""
+FADE_SAMPLES = SAMPLE_RATE * 2 // 1000
+"""Speech it stops fades out over its last 2 ms, as a model's decoder ends speech: a hard cut
+mid-waveform is a click, whose energy the codec spreads up to a whole codec frame past it."""
 
 
 @dataclass
@@ -38,6 +41,8 @@ class _Saying:
     audio: FloatArray
     pieces: list[str]
     given: int = 0
+    played_until_ns: int = 0
+    """Where a client's playback of the frames sent so far ends."""
 
     def next_frame(self) -> tuple[FloatArray, str]:
         """The next output frame's audio and text piece."""
@@ -113,7 +118,10 @@ class ListeningMoshi:
                         heard_end = (event.at / SAMPLE_RATE, event.decided / SAMPLE_RATE)
                     elif event.change is Change.STARTED:
                         heard_end = None  # the user went on before it answered
-                        saying = None if behaviour.barge_in else saying
+                        if saying is not None and behaviour.yield_ms is not None:
+                            _stop_after(saying, event.at, behaviour.yield_ms, record.origin_ns)
+                        else:
+                            saying = None if behaviour.barge_in else saying
                 pending = np.concatenate([pending, pcm])
                 while len(pending) >= FRAME_SAMPLES:
                     pending = pending[FRAME_SAMPLES:]
@@ -126,7 +134,9 @@ class ListeningMoshi:
                         audio = np.concatenate([lead_in, voice])
                         saying, heard_end = _Saying(starting, audio, _spread(words, audio)), None
                     frame, text = (np.zeros(FRAME_SAMPLES, dtype=np.float32), "")
+                    spoken: tuple[_Saying, int] | None = None  # what this frame carries, from
                     if saying is not None:
+                        spoken = (saying, saying.given)
                         frame, text = saying.next_frame()
                         saying = None if saying.done else saying
                     record.frames += 1
@@ -138,6 +148,8 @@ class ListeningMoshi:
                     queued_ns = play_ns + FRAME_NS
                     if starting is not None:
                         starting.sent_ns, starting.played_ns = sent_ns, play_ns
+                    if spoken is not None:
+                        _played(*spoken, play_ns)
                     if page:
                         record.sent_ns.append(sent_ns)
                         await ws.send(bytes([Kind.AUDIO]) + page)
@@ -150,6 +162,8 @@ class ListeningMoshi:
             for answer in record.answers:
                 played_s = (answer.played_ns - origin_ns) / NS_PER_S
                 answer.speech_s = round(played_s + answer.offset / SAMPLE_RATE, 6)
+                if answer.stop_ns:
+                    answer.stopped_s = round((answer.stop_ns - origin_ns) / NS_PER_S, 6)
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[str]:
@@ -157,6 +171,35 @@ class ListeningMoshi:
         async with serve(self._session, HOST, 0, compression=None) as server:
             port = next(iter(server.sockets)).getsockname()[1]
             yield f"ws://{HOST}:{port}/api/chat"
+
+
+def _stop_after(saying: _Saying, heard: int, yield_ms: float, origin_ns: int | None) -> None:
+    """Cut ``saying`` ``yield_ms`` after stream sample ``heard``, as its frames are played.
+
+    Its first frame plays from ``played_ns`` on, and the frames after it follow on (each leaves
+    a steady step after its input frame was due, before the one ahead has played out); where
+    one leaves late, the stop it carries is placed where that frame was played (:func:`_played`).
+    """
+    answer = saying.answer
+    if answer.heard_s is not None or origin_ns is None or not answer.played_ns:
+        return  # it stops once, for the first speech it heard (after its first frame went out)
+    answer.heard_s = round(heard / SAMPLE_RATE, 6)
+    first = (answer.played_ns - origin_ns) * SAMPLE_RATE / NS_PER_S  # its first sample, played
+    cut = round(heard + yield_ms * SAMPLE_RATE / 1000 - first)
+    answer.cut = max(saying.given, min(cut, len(saying.audio)))
+    saying.audio = saying.audio[: answer.cut].copy()
+    fade = saying.audio[max(saying.given, answer.cut - FADE_SAMPLES) :]
+    fade *= np.linspace(1.0, 0.0, FADE_SAMPLES + 1, dtype=np.float32)[-len(fade) - 1 : -1]
+    if answer.cut == saying.given:  # too late to wait: it stops where what it sent ends
+        answer.stop_ns = saying.played_until_ns
+
+
+def _played(saying: _Saying, before: int, play_ns: int) -> None:
+    """A frame of ``saying`` from its sample ``before`` on is played from ``play_ns``."""
+    saying.played_until_ns = play_ns + FRAME_NS
+    answer = saying.answer
+    if answer.cut is not None and before < answer.cut <= before + FRAME_SAMPLES:
+        answer.stop_ns = play_ns + (answer.cut - before) * NS_PER_S // SAMPLE_RATE
 
 
 def _spread(words: list[str], audio: FloatArray) -> list[str]:
