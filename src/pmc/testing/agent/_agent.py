@@ -26,6 +26,12 @@ from pmc.testing.agent._wires import PIECE_S, AgentWire, Message
 from pmc.testing.hosted import EnergyEndpointer, answer_audio
 from pmc.testing.hosted._deadline import sleep_until
 
+AHEAD_PIECES = 3
+"""The agent's answer runs 120 ms ahead of its playback, as a voice agent's speech does
+(Pipecat's transport sends audio as its TTS makes it, and the telephony side buffers): a barge-in
+``clear`` then always drops audio that had not played yet. Sent exactly in real time, a clear
+the agent's loop sent a few ms late found everything played, and stopped nothing."""
+
 
 @dataclass(frozen=True)
 class AgentBehaviour:
@@ -225,13 +231,19 @@ class AgentCall:
         asyncio.get_running_loop().create_task(work)
 
     async def _speak(self, due_s: float) -> None:
-        """The answer as 40 ms pieces, paced in real time from ``due_s``."""
+        """The answer as 40 ms pieces, paced in real time from ``due_s``.
+
+        The first piece leaves at ``due_s``, the next :data:`AHEAD_PIECES` right behind it, and
+        the rest each as far ahead of its time: the caller's side always holds that much
+        unplayed, so a ``clear`` finds audio to drop however late this loop runs.
+        """
         pcm = to_pcm16(resample(answer_audio(self.behaviour.reply_text), SAMPLE_RATE, self.rate))
         piece = round(PIECE_S * self.rate)
         assert self.origin_ns is not None
         start_ns = self.origin_ns + round(due_s * NS_PER_S)
         for k, at in enumerate(range(0, len(pcm), piece)):
-            await sleep_until(start_ns + at * NS_PER_S // self.rate)
+            ahead = min(k, AHEAD_PIECES) * piece
+            await sleep_until(start_ns + (at - ahead) * NS_PER_S // self.rate)
             if k == 0:
                 self.record.onsets_s.append(self.now_s())
                 self.playing_until_s = self.now_s()
