@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from pmc import audio
 from pmc.cli import cli
 from pmc.corpus import read_corpus
+from pmc.gate import OnsetRule, speech_intervals
 from pmc.points import Point, PointKind, read_points
 from pmc.points._cuts import FRAME, HISTORY_CAP_S
 from pmc.points._prompts import leaks_answer
@@ -148,9 +149,16 @@ def _check_clip(p: Point, tracks: dict, folder: Path) -> None:  # type: ignore[t
     """A talk-over point's clip: the person's own channel, from where they came over the reply."""
     sr = audio.SAMPLE_RATE
     assert p.reply_start_conv_s is not None and p.reply_end_conv_s is not None
-    assert p.inject_offset_s is not None and p.inject_offset_s >= 0.5  # rule 5's least offset
-    onset = p.reply_start_conv_s + p.inject_offset_s
-    assert onset < p.reply_end_conv_s  # it came over the reply
+    assert p.inject_offset_s is not None and p.inject_conv_s is not None
+    onset = p.inject_conv_s
+    assert p.reply_start_conv_s + 0.5 <= onset < p.reply_end_conv_s  # rule 5's least offset
+    # The offset runs from the reply's onset as the gate finds it on the replayed reply.
+    reply = _read(folder / p.cuts["reply"])
+    at = round((p.reply_start_conv_s - p.stream_start_conv_s) * sr)
+    placed = np.concatenate([np.zeros(at, dtype=np.float32), reply])
+    gated = speech_intervals(placed, onset=OnsetRule.ENVELOPE)
+    first = next(i.start_s for i in gated if i.start_s >= p.boundary_stream_s)
+    assert p.inject_offset_s == pytest.approx(onset - p.stream_start_conv_s - first, abs=1e-4)
     clip = _read(folder / p.cuts["inject"])
     assert len(clip) % FRAME == 0
     c0 = round(onset * sr)
@@ -158,9 +166,14 @@ def _check_clip(p: Point, tracks: dict, folder: Path) -> None:  # type: ignore[t
     n = min(len(clip) - FRAME, len(tracks[p.user]) - c0)
     np.testing.assert_allclose(clip[:n], tracks[p.user][c0 : c0 + n], atol=1 / 32767, rtol=0)
     assert np.sqrt(np.mean(clip**2)) > 0.005 and p.inject_text
+    # The person's own stop is where the gate ends its talk on the replayed reply (to the
+    # sample: the reference run checks it), so never after the reply's cut ends.
+    cut_end = p.reply_end_conv_s - onset + 0.001
     if p.kind is PointKind.BARGE_IN:
-        assert p.person_yield_s == pytest.approx(p.reply_end_conv_s - onset, abs=0.001)
+        assert p.person_yield_s is not None and 0 < p.person_yield_s <= cut_end
         assert p.person_talk_over_s is not None and p.person_kept_talking_s is None
+        assert p.person_talk_over_s <= p.person_yield_s
     else:
-        assert p.person_kept_talking_s == pytest.approx(p.reply_end_conv_s - onset, abs=0.001)
+        assert p.person_kept_talking_s is not None and 0 < p.person_kept_talking_s <= cut_end
         assert p.person_yield_s is None
+    assert p.person_next_text  # what the person said after the clip

@@ -68,6 +68,8 @@ class Candidate:
     """Talk-over kinds: the rule-5 label of the person's talk over the reply."""
     clip_end_conv_s: float | None = None
     """Talk-over kinds: where the person's clip ends (the barge-in turn's or backchannel's end)."""
+    next_words: tuple[str, ...] = ()
+    """Talk-over kinds: what the replier said next, after the clip (:func:`next_words`)."""
 
 
 def all_words(conversation: Conversation, labels: Labels, channel: Channel) -> list[Word]:
@@ -228,6 +230,31 @@ def talk_over_candidates(
                 )
                 clip_end = own.end_conv_s if own is not None else over.end_conv_s
             clip_end = min(clip_end, over.start_conv_s + CLIP_MAX_S)
-            kept.append(replace(end, kind=kind, over=over, clip_end_conv_s=clip_end))
+            after = next_words(conversation, turns, end.user.other, clip_end)
+            kept.append(
+                replace(end, kind=kind, over=over, clip_end_conv_s=clip_end, next_words=after)
+            )
         found[kind] = (len(over_labels), kept)
     return found
+
+
+def next_words(
+    conversation: Conversation, turns: list[Label], replier: Channel, after_conv_s: float
+) -> tuple[str, ...]:
+    """The replier's words after ``after_conv_s`` to the end of its turn then under way or next.
+
+    After a backchannel that is the rest of the reply it went on with; after a barge-in, the
+    turn it took next (it had given up the floor): the person's words that a system speaking
+    after the clip is compared with, as a reply is at a turn end.
+    """
+    turn = next(
+        (t for t in turns if t.speaker is replier and t.end_conv_s > after_conv_s),
+        None,
+    )
+    if turn is None:
+        return ()
+    return tuple(
+        w.text
+        for w in conversation.speaker(replier).words
+        if after_conv_s <= w.start_conv_s < turn.end_conv_s
+    )

@@ -87,11 +87,13 @@ def talk_over_fields(
         reply, stream(c.reply.start_conv_s), stream(c.boundary_conv_s), clip_at, clip_at + clip_len
     )
     fields: dict[str, Any] = {
+        "inject_conv_s": round(to_sample(over.start_conv_s) / SAMPLE_RATE, 6),
         "inject_offset_s": over.reply_offset_s,
         "inject_text": over.text,
         "person_yield_s": over.yield_s,
         "person_talk_over_s": over.talk_over_s,
         "person_kept_talking_s": over.kept_talking_s,
+        "person_next_text": " ".join(c.next_words),
     }
     if timing is None:
         return fields

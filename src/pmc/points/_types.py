@@ -43,11 +43,13 @@ class PointKind(StrEnum):
 
 
 TALK_OVER_FIELDS = (
+    "inject_conv_s",
     "inject_offset_s",
     "inject_text",
     "person_yield_s",
     "person_talk_over_s",
     "person_kept_talking_s",
+    "person_next_text",
 )
 """A point's fields that only the talk-over kinds set."""
 
@@ -129,13 +131,17 @@ class Point:
         judge: The judge's verdict, if a judge ran.
         identity_prompt: Who the system is (docs/architecture.md "Protocol").
         cuts: Audio and text files of the point, relative to ``points/``.
-        inject_offset_s: Talk-over kinds: when the person's clip (``cuts["inject"]``) began
-            after the start of the reply it came over; the harness plays it that long after the
-            system's own reply starts.
+        inject_conv_s: Talk-over kinds: where the person's clip (``cuts["inject"]``) begins on
+            the conversation clock.
+        inject_offset_s: Talk-over kinds: when the person's clip began after the onset of the
+            reply it came over (as the gate finds it, :mod:`pmc.points._measure`); the harness
+            plays it that long after the system's own reply starts.
         inject_text: What the clip says.
         person_yield_s: Barge-in: from the clip's onset to the end of the replier's speech.
         person_talk_over_s: Barge-in: how long both spoke at once from the clip's onset.
         person_kept_talking_s: Backchannel: from the clip's onset to the end of the reply.
+        person_next_text: What the person said after the clip: the rest of the reply after a
+            backchannel, the next turn they took after a barge-in.
     """
 
     point_id: str
@@ -161,11 +167,13 @@ class Point:
     judge: JudgeVerdict | None = None
     identity_prompt: str = ""
     cuts: dict[str, str] = field(default_factory=dict)
+    inject_conv_s: float | None = None
     inject_offset_s: float | None = None
     inject_text: str = ""
     person_yield_s: float | None = None
     person_talk_over_s: float | None = None
     person_kept_talking_s: float | None = None
+    person_next_text: str = ""
     schema_version: int = POINT_SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -233,10 +241,12 @@ class Point:
             judge=JudgeVerdict.from_dict(judge) if judge else None,
             identity_prompt=str(data.get("identity_prompt", "")),
             cuts={str(k): str(v) for k, v in data.get("cuts", {}).items()},
+            inject_conv_s=_float(data.get("inject_conv_s")),
             inject_offset_s=_float(data.get("inject_offset_s")),
             inject_text=str(data.get("inject_text", "")),
             person_yield_s=_float(data.get("person_yield_s")),
             person_talk_over_s=_float(data.get("person_talk_over_s")),
             person_kept_talking_s=_float(data.get("person_kept_talking_s")),
+            person_next_text=str(data.get("person_next_text", "")),
             schema_version=version,
         )

@@ -199,6 +199,16 @@ def _person_s(s: Score) -> float | None:
     return None if clip is None else clip.person_s
 
 
+def _after_f1(s: Score) -> float | None:
+    clip = _clip(s)
+    return None if clip is None else clip.after_token_f1
+
+
+def _after_cosine(s: Score) -> float | None:
+    clip = _clip(s)
+    return None if clip is None else clip.after_cosine
+
+
 CLIP_METRICS: dict[str, tuple[Metric, Callable[[Score], float | None] | None]] = {
     "reached": (_rate(_reached), None),
     "yielded": (_rate(_yielded), None),
@@ -206,12 +216,15 @@ CLIP_METRICS: dict[str, tuple[Metric, Callable[[Score], float | None] | None]] =
     "over_clip_s": (_median(_over_clip_s), _over_clip_s),
     "spoke_again": (_rate(_spoke_again), None),
     "person_s": (_median(_person_s), _person_s),
+    "after_token_f1": (_median(_after_f1), _after_f1),
+    "after_cosine": (_median(_after_cosine), _after_cosine),
 }
 """At talk-over points, over the rollouts where the system was talking when the clip came
 (``reached``, a share of all): the share that yielded (at a backchannel, a false yield), the
 stop latency from the clip's onset, how long it talked over the clip, the share that spoke again
-after yielding, and the person's own labelled yield latency or time kept talking at those
-points (docs/architecture.md "Metrics")."""
+after yielding, the person's own labelled yield latency or time kept talking at those points,
+and how close what it said after the clip came to the person's next words (token F1, cosine;
+docs/architecture.md "Metrics")."""
 CLIP_REPLY_METRICS: dict[str, tuple[Metric, Callable[[Score], float | None] | None]] = {
     **CLIP_METRICS,
     "latency_s": REPLY_METRICS["latency_s"],

@@ -109,6 +109,12 @@ def score_rollout(
             settings.gate,
             point.person_yield_s if barge_in else point.person_kept_talking_s,
         )
+        if clip.said_after and point.person_next_text:
+            clip = replace(
+                clip,
+                after_token_f1=round(token_f1(clip.said_after, point.person_next_text), 4),
+                after_cosine=similarity(clip.said_after, point.person_next_text),
+            )
         reply = _reply(found, point, protocol, settings, similarity)
         return replace(scored, reply=reply, clip=clip)
     said = " ".join(

@@ -153,9 +153,14 @@ class ClipScore:
         talk_over_s: How long it talked over the clip: from the onset to the earlier of the
             end of its talk and the clip's end.
         spoke_again: It talked again after it had stopped.
-        said_after: Its words after the clip ended.
+        said_after: Its words that began after the clip ended (talk it went on with, or took up
+            again).
         person_s: The person's own: their yield latency (barge-in) or how long they kept
             talking (backchannel).
+        after_token_f1: Token F1 of ``said_after`` against what the person said next (the
+            point's ``person_next_text``), as a reply's at a turn end; None where either is
+            empty.
+        after_cosine: Their embedding cosine, likewise.
     """
 
     reached: bool
@@ -168,6 +173,8 @@ class ClipScore:
     spoke_again: bool = False
     said_after: str = ""
     person_s: float | None = None
+    after_token_f1: float | None = None
+    after_cosine: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form."""
@@ -198,12 +205,7 @@ def clip_score(
         return ClipScore(False, person_s=person_s)
     end = onset_s + clip_s
     base = ClipScore(True, round(onset_s, 4), round(end, 4), person_s=person_s)
-    after = " ".join(
-        w.text
-        for r in talk_stretches(found, YIELD_QUIET_S)
-        if r.onset_stream_s >= end
-        for w in r.words
-    )
+    after = " ".join(w.text for e in found for w in e.words if w.start_s >= end)
     held = yield_to(found, onset_s, track_end_s, words_only=False)
     if held is None:
         return replace(base, said_after=after)

@@ -20,9 +20,10 @@ from pmc.scoring._text import StrictVerdict
 from pmc.scoring._transcribe import Transcription
 
 SCORE_SCHEMA_VERSION = 1
-METRICS_VERSION = 2
+METRICS_VERSION = 3
 """What the metrics measure; a score made under an earlier version is made again.
-2: talk over the person, and the yield at a pause's resumption (docs/architecture.md "Metrics")."""
+2: talk over the person, and the yield at a pause's resumption (docs/architecture.md "Metrics").
+3: at talk-over points, what the system said after the clip against the person's next words."""
 DEFAULT_SCORING_ASR = "faster-whisper:base"
 """docs/architecture.md "Metrics": Whisper base by default (bundled); ``faster-whisper:tiny.en`` is
 faster."""
