@@ -1,10 +1,12 @@
-"""Talk-over points on OpenAI's and xAI's realtime APIs: listening again once the reply starts.
+"""Talk-over points on the hosted realtime APIs: each hears the person come in over its reply.
 
-The harness tells a hosted system where input ends, as at a turn end; once its reply has
+The harness tells OpenAI and xAI where input ends, as at a turn end; once their reply has
 started it calls the adapter's ``listen()``, which turns the card's turn detection back on, and
-streams silence and the person's clip. The fakes (one process each, as a hosted API is
-elsewhere) say speech started, and stop their answer, 250 ms after the clip's first sample;
-pmc stops its playback there and truncates the answer, as a client does.
+streams silence and the person's clip. Gemini Live's activity detection is set once, at setup,
+so at these points it stays on from the start (as at a pause) and Gemini is told nothing. The
+fakes (one process each, as a hosted API is elsewhere) say speech started, and stop their
+answer, 250 ms after the clip's first sample; pmc stops its playback there and, for OpenAI and
+xAI, truncates the answer, as a client does.
 
 Marked ``waiting`` (tests/conftest.py): it streams on the real clock and mostly waits.
 """
@@ -27,7 +29,17 @@ pytestmark = pytest.mark.slow
 
 BARGE_IN_DELAY_MS = 250.0
 """The hosted fakes say speech started, and stop their answer, this long after the clip began."""
-HOSTED_CARDS = {"gpt-realtime-300": Dialect.OPENAI, "grok-voice": Dialect.XAI}
+HOSTED_CARDS = {
+    "gpt-realtime-300": Dialect.OPENAI,
+    "grok-voice": Dialect.XAI,
+    "gemini-3.1-flash-live": Dialect.GEMINI,
+}
+KEEPS_ENDPOINTER = {"gemini-3.1-flash-live"}
+"""Cards whose turn detection stays on at talk-over points: told nothing, asked to listen never."""
+PREFIX_PADDING = ("prefixPaddingMs = 300", "prefixPaddingMs = 100")
+"""Gemini's fake counts speech as started after this much speech without a dip under its level
+(its 20 ms windows): the test's first turn has no 300 ms run of that, so the card's prefix
+padding is cut to 100 ms here (the endpointer's own timing is tested elsewhere)."""
 
 
 @dataclass(frozen=True)
@@ -39,7 +51,7 @@ class HostedRun:
 
 @pytest.fixture(scope="module")
 def hosted(tmp_path_factory: pytest.TempPathFactory) -> HostedRun:
-    """The OpenAI and xAI cards at both points, on the real clock, against their fakes."""
+    """The three cards at both points, on the real clock, against their fakes."""
     workdir = tmp_path_factory.mktemp("talk-over-hosted")
     points = {p.point_id: p for p in write_talk_over_points(workdir)}
     # Answers come 1.2 s after a turn ends: the answer to the clip then comes more than the
@@ -53,8 +65,11 @@ def hosted(tmp_path_factory: pytest.TempPathFactory) -> HostedRun:
             fakes[name] = stack.enter_context(
                 fake_process(dialect.value, behaviour, dialect.auth_header)
             )
-            args += ["--system", card_at(name, fakes[name].url, cards)]
-        for variable in ("OPENAI_API_KEY", "XAI_API_KEY"):
+            card = card_at(name, fakes[name].url, cards)
+            if name in KEEPS_ENDPOINTER:
+                card.write_text(card.read_text().replace(*PREFIX_PADDING))
+            args += ["--system", card]
+        for variable in ("OPENAI_API_KEY", "XAI_API_KEY", "GEMINI_API_KEY"):
             patch.setenv(variable, KEY)
         _pmc(*args)
     folder = workdir / "runs" / "h"
@@ -84,9 +99,12 @@ def test_a_hosted_system_listens_once_its_reply_starts_and_is_truncated_where_it
                 protocol.clip_stream_s,
                 protocol.listen_stream_s,
             )
-            assert onset is not None and clip_at is not None and listen is not None
-            assert protocol.end_of_input_stream_s is not None
-            assert protocol.end_of_input_stream_s < onset <= listen < clip_at
+            assert onset is not None and clip_at is not None
+            if name in KEEPS_ENDPOINTER:
+                assert protocol.end_of_input_stream_s is None and listen is None
+            else:
+                assert listen is not None and protocol.end_of_input_stream_s is not None
+                assert protocol.end_of_input_stream_s < onset <= listen < clip_at
             session = sessions[session_of(trace)]
             assert session.origin_ns is not None
             offset_s = (session.origin_ns - trace["t0_ns"]) / 1e9  # fake clock -> harness's
@@ -103,4 +121,5 @@ def test_a_hosted_system_listens_once_its_reply_starts_and_is_truncated_where_it
             least = BARGE_IN_DELAY_MS / 1000
             _measured_is_own(clip, clip_at, heard, stopped, stop_at, late_s, least)
             # As a client does, pmc told the server how much of the answer it played.
-            assert "conversation.item.truncate" in session.received, name
+            truncated = "conversation.item.truncate" in session.received
+            assert truncated is (name not in KEEPS_ENDPOINTER), name

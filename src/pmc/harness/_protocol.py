@@ -71,12 +71,16 @@ class ProtocolParams:
         return cls(**{k: float(v) for k, v in data.items()})
 
 
-def hosted_commit(kind: PointKind, family: Family) -> bool:
+def hosted_commit(kind: PointKind, family: Family, endpoints_talk_over: bool = False) -> bool:
     """Whether the system gets an explicit end of input at the boundary.
 
-    Hosted systems do at turn-end and recall points (endpointer off); at pauses their endpointer
-    is the policy under test, and other families find turn ends themselves.
+    Hosted systems do at turn-end, recall and talk-over points (endpointer off); at pauses their
+    endpointer is the policy under test, and other families find turn ends themselves. A hosted
+    system whose endpointer cannot be turned on mid-session keeps it on at talk-over points
+    (``endpoints_talk_over``, ``SystemAdapter.ENDPOINTS_TALK_OVER``) and is told nothing.
     """
+    if kind.talks_over and endpoints_talk_over:
+        return False
     return family is Family.HOSTED and kind is not PointKind.PAUSE
 
 
@@ -93,6 +97,8 @@ class Schedule:
         params: The protocol's numbers.
         audio_only: The system sends no text, so its speech alone counts as a reply.
         injection: At a talk-over point, the person's clip over the reply.
+        endpoints_talk_over: The system's endpointer stays on at talk-over points
+            (:func:`hosted_commit`).
     """
 
     def __init__(
@@ -106,6 +112,7 @@ class Schedule:
         params: ProtocolParams,
         audio_only: bool = False,
         injection: Injection | None = None,
+        endpoints_talk_over: bool = False,
     ) -> None:
         self.kind = kind
         self.audio_only = audio_only
@@ -115,7 +122,7 @@ class Schedule:
         self.boundary_ns = round(boundary_stream_s * NS_PER_S)
         self.monitor = monitor
         self.params = params
-        self.commit = hosted_commit(kind, family)
+        self.commit = hosted_commit(kind, family, endpoints_talk_over)
         self.stop_reason: StopReason | None = None
         self.injection = injection
 

@@ -399,8 +399,9 @@ async def _run_task(task: _Task, attempts: Attempts, context: _Context) -> None:
 def _load(task: _Task, seed: int, context: _Context) -> RolloutJob:
     """A rollout's inputs, from the points' files."""
     card, point, pdir = task.card, task.point, context.pdir
+    adapter = adapter_factory(card)
     reference = None
-    if adapter_factory(card).TAKES_REFERENCE:
+    if adapter.TAKES_REFERENCE:
         reference = reference_for(card, point, context.points, pdir)
     return RolloutJob(
         point,
@@ -408,7 +409,7 @@ def _load(task: _Task, seed: int, context: _Context) -> RolloutJob:
         task.rollout,
         seed,
         live_for(pdir, point),
-        preload_for(pdir, point, seed),
+        preload_for(pdir, point, seed, adapter.ENDPOINTS_TALK_OVER),
         reference,
         clip_for(pdir, point),
     )

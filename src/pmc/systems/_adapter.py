@@ -210,6 +210,11 @@ class SystemAdapter(ABC):
     """Whether input sent while the system speaks reaches it, so that the person's talk over
     its reply at a talk-over point is heard (docs/architecture.md "Protocol"). A hosted system
     told where input ends hears nothing after it unless :meth:`listen` turns it back on."""
+    ENDPOINTS_TALK_OVER: ClassVar[bool] = False
+    """Whether at talk-over points its own endpointer decides the turn and stays on, as at a
+    pause, instead of its being told where input ends: for a hosted API whose turn detection is
+    set once, when the session opens (Gemini Live), so it cannot be turned back on to hear the
+    person come in (docs/architecture.md "Protocol")."""
 
     def __init__(self, card: SystemCard, clock: Clock) -> None:
         self.card = card

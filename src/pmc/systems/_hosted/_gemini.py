@@ -7,11 +7,14 @@ server answers ``setupComplete``. History then goes in one ``clientContent`` who
 ``turnComplete`` closes the initial history without asking for an answer. At pause points
 automatic activity detection decides the turn (the card's ``[turn_detection]``); at turn-end and
 recall points it is disabled, ``activityStart`` precedes the first audio and ``activityEnd``
-ends the input. Input audio goes at 24 kHz, as the paper's harness sent it: Gemini takes any rate
-and resamples it (its native rate is 16 kHz), and resampling here would hold back part of each
-frame (soxr's filter delay, released in bursts) and so blur when the server hears what. A card
-may set ``params.input_rate = 16000`` to send Gemini's native rate. Answers come at 24 kHz.
-The key travels in the ``x-goog-api-key`` header, as Google's own SDK sends it, never in the URL.
+ends the input. At talk-over points it stays on, as at pauses: set once at setup, it could not be
+turned on once the reply started, to hear the person come in over it (``serverContent``'s
+``interrupted`` then stops the answer).
+Input audio goes at 24 kHz, as the paper's harness sent it: Gemini takes any rate and
+resamples it (its native rate is 16 kHz), and resampling here would hold back part of each frame
+(soxr's filter delay, released in bursts) and so blur when the server hears what. A card may set
+``params.input_rate = 16000`` to send Gemini's native rate. Answers come at 24 kHz. The key
+travels in the ``x-goog-api-key`` header, as Google's own SDK sends it, never in the URL.
 """
 
 from __future__ import annotations
@@ -62,7 +65,9 @@ class GeminiLive(HostedAdapter):
     ``params.input_rate``.
     """
 
-    VERSION = "1"
+    VERSION = "2"
+    HEARS_WHILE_SPEAKING = True
+    ENDPOINTS_TALK_OVER = True  # its activity detection is set once, at setup
 
     def __init__(self, card: SystemCard, clock: Clock) -> None:
         super().__init__(card, clock)

@@ -212,7 +212,9 @@ class FakeSession(ABC):
         if self.endpointer is None:
             return
         first = self.endpointer.received
-        keep = 3 * self.endpointer.window
+        # Back to the window before a run of speech the endpointer may need to count as started
+        # (Gemini's prefix padding), so that a barge-in's first sample is still here.
+        keep = (self.endpointer.min_windows + 2) * self.endpointer.window
         self._recent = np.concatenate([self._recent, samples])[-(keep + len(samples)) :]
         for event in self.endpointer.push(samples):
             at_s = self._vad_origin_s + event.at / self.rate
