@@ -1,9 +1,10 @@
-"""Talk-over points on a voice agent over Twilio Media Streams: it clears when talked over.
+"""Talk-over points on a voice agent, over Twilio Media Streams and Pipecat's protobuf frames.
 
 The fake agent (:mod:`pmc.testing.agent`) answers each turn end and, told to, stops its answer
-250 ms after the caller's speech over it began, with a ``clear``; it records, on its stream
-clock, where that speech began and when it cleared. pmc plays the person's clip over the
-agent's answer, stops its playback at the ``clear``, and scores the stop latency.
+250 ms after the caller's speech over it began, with a ``clear`` (Twilio) or an
+``InterruptionFrame`` (Pipecat); it records, on its stream clock, where that speech began and
+when it stopped. pmc plays the person's clip over the agent's answer, stops its playback there,
+and scores the stop latency.
 
 Both sides read one monotonic clock, so the agent's instants are put on the harness's stream
 clock exactly; what pmc measured must be the agent's own stop latency plus what lay between
@@ -20,6 +21,7 @@ import pytest
 
 from pmc.points import Point
 from pmc.testing.agent import AgentBehaviour, FakeAgent, fake_agent
+from pmc.testing.pipecat_bot import Wire
 from pmc.testing.points import write_talk_over_points
 from tests.harness.test_talk_over_run import _measured_is_own, _pmc, _protocol, _scores, _trace
 from tests.systems.conftest import card_at
@@ -27,7 +29,7 @@ from tests.systems.conftest import card_at
 pytestmark = pytest.mark.slow
 
 YIELD_MS = 250.0
-CARD = "twilio-agent"
+CARDS = {Wire.TWILIO: "twilio-agent", Wire.PROTOBUF: "pipecat-agent"}
 
 
 @dataclass(frozen=True)
@@ -35,33 +37,35 @@ class AgentRun:
     folder: Path
     points: dict[str, Point]
     agent: FakeAgent
+    card: str
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> AgentRun:
-    workdir = tmp_path_factory.mktemp("talk-over-agent")
+@pytest.fixture(scope="module", params=list(CARDS), ids=str)
+def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> AgentRun:
+    wire: Wire = request.param
+    workdir = tmp_path_factory.mktemp(f"talk-over-agent-{wire}")
     points = {p.point_id: p for p in write_talk_over_points(workdir)}
     # Answers 1.2 s after a turn ends: the answer to the clip comes more than the 1 s of quiet
     # a yield needs after the stop.
     behaviour = AgentBehaviour(latency_ms=1200.0, yield_ms=YIELD_MS)
-    with fake_agent(behaviour) as agent:
-        card = card_at(CARD, agent.url, workdir / "cards")
+    with fake_agent(behaviour, wire) as agent:
+        card = card_at(CARDS[wire], agent.url, workdir / "cards")
         _pmc("run", "--workdir", workdir, "--run-id", "a", "--clock", "real", "--system", card)
     folder = workdir / "runs" / "a"
     _pmc("score", "--run", folder, "--asr", "faster-whisper:tiny.en", "--workers", "1")
-    return AgentRun(folder, points, agent)
+    return AgentRun(folder, points, agent, CARDS[wire])
 
 
 def test_the_agent_clears_where_it_said_and_pmc_measures_its_own_stop_latency(
     run: AgentRun,
 ) -> None:
-    scores = _scores(run.folder, CARD)
+    scores = _scores(run.folder, run.card)
     assert set(scores) == set(run.points)
     calls = [c for c in run.agent.calls if c.heard_s]
     assert len(calls) == len(run.points)
     for point in run.points.values():
-        trace = _trace(run.folder, CARD, point)
-        protocol = _protocol(run.folder, CARD, point)
+        trace = _trace(run.folder, run.card, point)
+        protocol = _protocol(run.folder, run.card, point)
         clip_at = protocol.clip_stream_s
         assert clip_at is not None and protocol.listen_stream_s is None  # it always hears
         (call,) = [
@@ -77,6 +81,7 @@ def test_the_agent_clears_where_it_said_and_pmc_measures_its_own_stop_latency(
         stop_at = (stop["arrival_ns"] - trace["t0_ns"]) / 1e9
         late_s = trace["audit"]["lateness_max_ms"] / 1000
         clip = scores[point.point_id].clip
-        # The clip reaches the agent resampled to 8 kHz mu-law: a filter rings a few ms ahead.
+        # Over Twilio the clip reaches the agent resampled to 8 kHz mu-law: a filter rings a few
+        # ms ahead.
         _measured_is_own(clip, clip_at, heard, cleared, stop_at, late_s, YIELD_MS / 1000, 0.005)
         assert clip is not None and clip.yielded
