@@ -27,7 +27,7 @@ from pmc.testing.duplex import (
 )
 from pmc.testing.points import write_talk_over_points
 from tests.harness.test_known_timing import delivery_s, duplex_card, duplex_sessions
-from tests.harness.test_talk_over_run import _measured_is_own, _pmc, _protocol, _scores
+from tests.harness.test_talk_over_run import _pmc, _protocol, _scores
 
 pytestmark = pytest.mark.slow
 
@@ -80,12 +80,13 @@ def duplex(tmp_path_factory: pytest.TempPathFactory) -> DuplexRun:
 
 
 def test_a_duplex_stop_is_the_fakes_own_after_the_codec(duplex: DuplexRun) -> None:
-    """Pmc's stop latency is the fake's own, heard and played through the codec, within 3 ms.
+    """The stop pmc measures is the fake's own, heard and played through the codec, within 3 ms.
 
     Both sides read one monotonic clock, so the fake's record sits on the harness's stream
     clock. The fake heard the clip on its decoded input (the codec's delay later, up to a
     window early on its endpointer's grid), stopped 250 ms later, and a client decodes that
-    stop the codec's delay later again.
+    stop the codec's delay later again; on a loaded machine later still, by at most how late
+    the harness stamped the frames up to it (its playback places a late frame late).
     """
     scores = _scores(duplex.folder, "moshi-yields")
     sessions = duplex_sessions(duplex.folder, duplex.fakes["moshi-yields"], "moshi-yields")
@@ -100,22 +101,18 @@ def test_a_duplex_stop_is_the_fakes_own_after_the_codec(duplex: DuplexRun) -> No
         assert answer.speech_s < clip_at  # it was talking when the clip came
         heard = answer.heard_s - OPUS_DELAY_S  # undo its decoder: where the clip began
         late_s = trace["audit"]["lateness_max_ms"] / 1000
+        assert -(WINDOW_S + OPUS_PRE_ECHO_S) <= heard - clip_at <= late_s + WINDOW_S + 0.003
+        assert answer.stopped_s - heard >= YIELD_MS / 1000 - 0.001  # its own yield, at least
+        # Where a client's decoder ends its speech: the codec's delay after the fake's stop, and
+        # later by as much as the harness stamped any frame up to it late (at most).
+        stop_at = answer.stopped_s + OPUS_DELAY_S - clip_at
         delivery = delivery_s(trace, session, answer, cut=True)
-        stop_at = answer.stopped_s + OPUS_DELAY_S + delivery  # where a client's decoder ends it
         clip = scores[point_id].clip
-        if clip is not None and clip.stop_latency_s is not None:
-            error = clip.stop_latency_s - (stop_at - clip_at)
-            print(f"{point_id}: measured minus the fake's stop {error * 1000:+.1f} ms")
-        _measured_is_own(
-            clip,
-            clip_at,
-            heard,
-            answer.stopped_s,
-            stop_at,
-            late_s + WINDOW_S,  # its endpointer's grid
-            YIELD_MS / 1000,
-            early_s=WINDOW_S + OPUS_PRE_ECHO_S,
-        )
+        assert clip is not None and clip.talking and clip.stop_latency_s is not None
+        error = clip.stop_latency_s - stop_at
+        print(f"{point_id}: measured minus the fake's stop {error * 1000:+.1f} ms, ", end="")
+        print(f"frames stamped up to {delivery * 1000:.1f} ms late")
+        assert -0.003 <= error <= delivery + 0.003
         assert clip is not None and clip.yielded
 
 
