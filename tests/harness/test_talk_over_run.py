@@ -104,6 +104,25 @@ def _measured_is_own(
     assert clip.stop_latency_s == pytest.approx(own + (heard - clip_at) + delivery, abs=0.003)
 
 
+def _landed(trace: dict, point: Point, frame_s: float) -> None:  # type: ignore[type-arg]
+    """On the real clock: the clip lands at the reply's onset plus the point's offset.
+
+    It is placed there, and the frame carrying its first sample went out no later than the
+    trace's measured lateness. A frame is due at the end of the stream time it spans
+    (docs/architecture.md "Clocks").
+    """
+    protocol = ProtocolRecord.of_trace(trace)
+    assert protocol is not None and point.inject_offset_s is not None
+    onset, clip_at = protocol.reply_onset_stream_s, protocol.clip_stream_s
+    assert onset is not None and clip_at is not None
+    assert clip_at == pytest.approx(onset + point.inject_offset_s, abs=1e-6)
+    index = int(clip_at // frame_s)
+    # A hosted system told where input ends is sent nothing until it listens: frames by number.
+    _, due_ns, sent_ns = next(frame for frame in trace["inputs"] if frame[0] == index)
+    assert (due_ns - trace["t0_ns"]) / 1e9 == pytest.approx((index + 1) * frame_s, abs=1e-6)
+    assert 0 <= (sent_ns - due_ns) / 1e6 <= trace["audit"]["lateness_max_ms"] + 0.001
+
+
 def _scores(folder: Path, system: str) -> dict[str, Score]:
     return {s.point_id: s for s in read_scores(folder, system)}
 

@@ -23,12 +23,21 @@ from pmc.points import Point
 from pmc.testing.agent import AgentBehaviour, FakeAgent, fake_agent
 from pmc.testing.pipecat_bot import Wire
 from pmc.testing.points import write_talk_over_points
-from tests.harness.test_talk_over_run import _measured_is_own, _pmc, _protocol, _scores, _trace
+from tests.harness.test_talk_over_run import (
+    _landed,
+    _measured_is_own,
+    _pmc,
+    _protocol,
+    _scores,
+    _trace,
+)
 from tests.systems.conftest import card_at
 
 pytestmark = pytest.mark.slow
 
 YIELD_MS = 250.0
+FRAME_S = 0.02
+"""The agent cards' input frames (20 ms, as a phone call's)."""
 CARDS = {Wire.TWILIO: "twilio-agent", Wire.PROTOBUF: "pipecat-agent"}
 
 
@@ -68,6 +77,7 @@ def test_the_agent_clears_where_it_said_and_pmc_measures_its_own_stop_latency(
         protocol = _protocol(run.folder, run.card, point)
         clip_at = protocol.clip_stream_s
         assert clip_at is not None and protocol.listen_stream_s is None  # it always hears
+        _landed(trace, point, FRAME_S)
         (call,) = [
             c
             for c in calls

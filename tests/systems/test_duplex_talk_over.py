@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from pmc.duplex import FRAME_SAMPLES, SAMPLE_RATE
 from pmc.points import Point
 from pmc.testing.duplex import (
     OPUS_DELAY_S,
@@ -27,7 +28,7 @@ from pmc.testing.duplex import (
 )
 from pmc.testing.points import write_talk_over_points
 from tests.harness.test_known_timing import delivery_s, duplex_card, duplex_sessions
-from tests.harness.test_talk_over_run import _pmc, _protocol, _scores
+from tests.harness.test_talk_over_run import _landed, _pmc, _protocol, _scores
 
 pytestmark = pytest.mark.slow
 
@@ -95,6 +96,7 @@ def test_a_duplex_stop_is_the_fakes_own_after_the_codec(duplex: DuplexRun) -> No
         protocol = _protocol(duplex.folder, "moshi-yields", duplex.points[point_id])
         clip_at = protocol.clip_stream_s
         assert clip_at is not None and protocol.reply_onset_stream_s is not None
+        _landed(trace, duplex.points[point_id], FRAME_SAMPLES / SAMPLE_RATE)
         answer = next(a for a in session.answers if a.heard_s is not None)
         assert answer.heard_s is not None and answer.stopped_s is not None
         assert answer.speech_s is not None

@@ -22,13 +22,22 @@ import pytest
 from pmc.points import Point
 from pmc.testing.hosted import Dialect, FakeBehaviour, FakeProcess, fake_process
 from pmc.testing.points import write_talk_over_points
-from tests.harness.test_talk_over_run import _measured_is_own, _pmc, _protocol, _scores, _trace
+from tests.harness.test_talk_over_run import (
+    _landed,
+    _measured_is_own,
+    _pmc,
+    _protocol,
+    _scores,
+    _trace,
+)
 from tests.systems.conftest import KEY, card_at, session_of
 
 pytestmark = pytest.mark.slow
 
 BARGE_IN_DELAY_MS = 250.0
 """The hosted fakes say speech started, and stop their answer, this long after the clip began."""
+FRAME_S = 0.02
+"""The hosted cards' input frames."""
 HOSTED_CARDS = {
     "gpt-realtime-300": Dialect.OPENAI,
     "grok-voice": Dialect.XAI,
@@ -100,6 +109,7 @@ def test_a_hosted_system_listens_once_its_reply_starts_and_is_truncated_where_it
                 protocol.listen_stream_s,
             )
             assert onset is not None and clip_at is not None
+            _landed(trace, point, FRAME_S)
             if name in KEEPS_ENDPOINTER:
                 assert protocol.end_of_input_stream_s is None and listen is None
             else:
