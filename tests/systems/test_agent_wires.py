@@ -96,17 +96,24 @@ def test_an_answer_in_audio_alone_ends_a_turn_end_rollout_as_a_reply(played: Pla
 
 
 def test_pmc_plays_each_answer_where_the_agent_sent_it(played: Played) -> None:
-    onsets = {call.call: call.onsets_s[0] for call in played.agent.calls}
+    """Each rollout against the call it was: the one whose stream began where the rollout's did.
+
+    Both sides read one monotonic clock, so a call's origin and a trace's ``t0_ns`` compare
+    directly (pairing by answer onsets, on each call's own stream clock, paired two rollouts
+    held late on a loaded machine with one call).
+    """
+    calls = [call for call in played.agent.calls if call.origin_ns is not None]
     found = traces(played.run_dir, played.card)
     assert len(found) == 4
     matched = set()
     for point, trace in found.items():
         heard = first_audio_s(trace)
         assert heard is not None, point
-        call, sent = min(onsets.items(), key=lambda item: abs(item[1] - heard))
-        matched.add(call)
+        call = min(calls, key=lambda c: abs(int(c.origin_ns or 0) - int(trace["t0_ns"])))
+        matched.add(call.call)
+        sent = call.onsets_s[0]
         assert abs(heard - sent) <= ON_TIME_S + held_off_s(trace), (point, heard, sent)
-    assert len(matched) == 4
+    assert len(matched) == 4  # one rollout to each call
 
 
 def test_barge_in_stops_the_played_track_where_the_agent_said(played: Played) -> None:
