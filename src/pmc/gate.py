@@ -9,6 +9,7 @@ edge (one time base), so interval boundaries fall exactly on window edges.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any
@@ -257,17 +258,18 @@ def talk_end(
     params: GateParams,
     sample_rate: int,
     quiet_s: float = TALK_QUIET_S,
+    intervals: Sequence[Interval] | None = None,
 ) -> int | None:
     """Where the talk under way at sample ``at`` ends, refined to the sample (None: no talk there).
 
     Talk is the gate's intervals with gaps of at most ``quiet_s`` between them, as scoring groups
     them when it asks whether a system stopped (docs/architecture.md "Metrics"); the points stage
     measures the person's own stop the same way, so that their replay scores what they did.
+    ``intervals``: the gate's intervals of ``samples`` if the caller has them, with the onset
+    rule scoring uses (it places their starts, and so which gaps are at most ``quiet_s``).
     """
-    spans = [
-        (round(i.start_s * sample_rate), round(i.end_s * sample_rate))
-        for i in speech_intervals(samples, params, sample_rate)
-    ]
+    found = speech_intervals(samples, params, sample_rate) if intervals is None else intervals
+    spans = [(round(i.start_s * sample_rate), round(i.end_s * sample_rate)) for i in found]
     quiet = round(quiet_s * sample_rate)
     groups: list[list[int]] = []
     for start, end in spans:

@@ -6,7 +6,7 @@ the system's reply onset as the gate's envelope finds it, and scoring ends the s
 where the gate's last interval ends, refined to the sample. So the point's offset and the
 person's yield are measured on what the person replays (its reply cut, from where it began on
 the stream) by the same rules: replayed as a system, the person is scored exactly as it talked
-(docs/architecture.md "Talk-over points").
+(docs/architecture.md "Protocol", talk-over points).
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def person_timing(
     onset = next((o for o in onsets if o >= boundary), None)
     if onset is None or onset > clip_at:
         return None
-    end = talk_end(played, clip_at, gate, SAMPLE_RATE)
+    end = talk_end(played, clip_at, gate, SAMPLE_RATE, intervals=found)
     if end is None:
         return None
     return PersonTiming(
