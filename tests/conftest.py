@@ -79,6 +79,24 @@ WAITING_MODULES = (
 workers, at the workers' priority, once the demo points are built (tools/run-tests). On a
 worker they held it while the cores had time to spare; beside the workers, that time is used."""
 
+ALONE_MODULES = (
+    "tests/harness/test_known_timing.py",
+    "tests/harness/test_ray_timing.py",
+    "tests/systems/test_pipecat_bot.py",
+)
+"""Every module with tests marked ``alone`` (each module marks them and says why): ``make test``
+runs these modules in their pytest of their own, so a test marked ``alone`` elsewhere would run
+nowhere; collection refuses one (:func:`pytest_collection_modifyitems`)."""
+
+
+def lane_modules(lane: str) -> tuple[str, ...]:
+    """The modules that ``make test``'s ``waiting`` or ``alone`` pytest runs (tools/run-tests).
+
+    Naming them spares that pytest collecting every module of the suite.
+    """
+    return {"waiting": WAITING_MODULES, "alone": ALONE_MODULES}[lane]
+
+
 LONG_MODULES = (
     "tests/systems/test_hosted_e2e.py",
     "tests/cli/test_user_commands.py",
@@ -91,12 +109,21 @@ longest first, so that no worker is left with a long module at the end."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Put the Ray modules, then the long ones, before the rest; mark the waiting modules."""
+    """Put the Ray modules, then the long ones, before the rest; mark the waiting modules.
+
+    A test marked ``alone`` outside :data:`ALONE_MODULES` stops the run, saying where.
+    """
     rank = {module: i for i, module in enumerate((*RAY_MODULES, *LONG_MODULES))}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
     for item in items:
-        if item.nodeid.split("::", 1)[0] in WAITING_MODULES:
+        module = item.nodeid.split("::", 1)[0]
+        if module in WAITING_MODULES:
             item.add_marker(pytest.mark.waiting)
+        if item.get_closest_marker("alone") and module not in ALONE_MODULES:
+            raise pytest.UsageError(
+                f"{item.nodeid} is marked alone but {module} is not in ALONE_MODULES "
+                "(tests/conftest.py): make test would run it nowhere"
+            )
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
