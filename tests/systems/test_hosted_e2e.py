@@ -229,7 +229,10 @@ def test_scores_match_what_the_fake_did(scored: Run, name: str) -> None:
             assert score.reply is not None and score.reply.latency_s is not None
             report.append((point_id, expected, score.reply.latency_s, late_s, reply.delivery_s))
             assert abs(score.reply.latency_s - expected) <= bound, (point_id, expected, reply)
-            assert answer.target_s == pytest.approx(answer.turn_end_s + LATENCY_MS / 1000, abs=1e-5)
+            # Due LATENCY_MS after the turn's end, or when the fake decided, if later: a fake
+            # held up by a loaded machine can hear the end of the turn past that latency.
+            due_s = max(answer.turn_end_s + LATENCY_MS / 1000, answer.requested_s)
+            assert answer.target_s == pytest.approx(due_s, abs=1e-5), answer
             checked[point.kind] += 1
     print(name, json.dumps(report, default=str))
     # Both turn ends; of the two pauses, at least one whose outcome the record decides.
