@@ -91,16 +91,16 @@ $(STAMP_DEV): pyproject.toml Makefile | $(UV)
 # The full-duplex server's environment (`pmc serve-duplex`, the stock Moshi server): PyTorch's
 # CPU build (pip takes torch==2.13.0 from this machine's local wheel), moshi without its
 # dependencies (it pins torch<2.10), the `duplex-server` extra's packages read from
-# pyproject.toml, and pmc itself without its own (the server needs none of them). PyTorch goes
-# in without pip's byte-compiling every module (10 of its 15 CPU-seconds; uv compiles none
-# either): Python compiles those the server imports, once, on first use. Kept apart
-# from .venv so the default install stays light; `make demo` does not need it. About 30 s and
-# 1.1 GB (docs/dependencies.md section 6).
+# pyproject.toml, and pmc itself without its own (the server needs none of them). PyTorch is
+# byte-compiled as pip installs it (10 of its 15 CPU-seconds): left to its first imports, it was
+# compiled again by each of the suite's duplex processes that started at once (30 more). Kept
+# apart from .venv so the default install stays light; `make demo` does not need it. About 30 s
+# and 1.1 GB (docs/dependencies.md section 6).
 duplex-env: $(STAMP_DUPLEX)
 
 $(STAMP_DUPLEX): pyproject.toml Makefile | $(UV)
 	test -x $(DUPLEX_BIN)/python || $(PYTHON) -m venv $(DUPLEX_VENV)
-	$(DUPLEX_BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile torch==2.13.0
+	$(DUPLEX_BIN)/python -m pip install --quiet --disable-pip-version-check torch==2.13.0
 	$(DUPLEX_BIN)/python -c 'import tomllib; extras = tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]; print("\n".join(extras["duplex-server"]))' > $(DUPLEX_VENV)/requirements.txt
 	$(DUPLEX_PIP) -r $(DUPLEX_VENV)/requirements.txt
 	$(DUPLEX_PIP) --no-deps moshi==0.2.13
