@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from pmc.harness import Run
 from pmc.points import PointKind, read_points
 from pmc.report import _stage, build_report
-from pmc.scoring import workdir_of
 from tests.report.browser import PERSON_SPEECH
 
 pytestmark = pytest.mark.slow
@@ -171,7 +171,7 @@ def test_the_summary_places_the_references_against_the_person(
     assert shown("never-speak", "hold") == 1.0 and shown("always-speak", "hold") == 0.0
     assert shown("person", "hold") == 1.0
     # The person's latency: the labelled offset of its replies, over the turn ends the run scored.
-    turn_ends = [p for p in read_points(workdir_of(reference_run)) if p.kind is PointKind.TURN_END]
+    turn_ends = [p for p in read_points(Run(reference_run).workdir) if p.kind is PointKind.TURN_END]
     offsets = [
         p.reply_start_conv_s - p.boundary_conv_s
         for p in turn_ends
@@ -185,7 +185,7 @@ def test_the_timeline_shows_each_labelled_pause_silent(
     report: Path, reference_run: Path, browser: Any
 ) -> None:
     """Every demo pause point, as the person's speech is drawn on never-speak's pages."""
-    points = {p.point_id: p for p in read_points(workdir_of(reference_run))}
+    points = {p.point_id: p for p in read_points(Run(reference_run).workdir)}
     pages = sorted((report / "rollouts" / "never-speak").glob("pause-*-0.html"))
     assert len(pages) == sum(p.kind is PointKind.PAUSE for p in points.values()) > 0
     page = browser.new_page()

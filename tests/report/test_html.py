@@ -29,14 +29,13 @@ from pmc import io
 from pmc.asr import TimedWord
 from pmc.audio import SAMPLE_RATE, FloatArray, wav_bytes
 from pmc.corpus import Channel
-from pmc.harness import RunSettings, run_rollouts, runs_dir
+from pmc.harness import SCORES_DIR, RunSettings, run_rollouts, runs_dir
 from pmc.points import MANIFEST_FILE, Point, PointKind, points_dir
-from pmc.report import build_report
+from pmc.report import build_report, load_run
 from pmc.report._html import write_html
 from pmc.report._listen import HISTORY_TAIL_S
 from pmc.report._write import ROLLOUTS_USED
 from pmc.scoring import (
-    SCORES_DIR,
     ClipScore,
     Evidence,
     PauseOutcome,
@@ -222,7 +221,7 @@ def report(run: Path, workdir: Path, tmp_path_factory: pytest.TempPathFactory) -
         )
     ]
     figures = [Figure("lines", "A <b>figure</b>", "figures/lines.png")]
-    index = write_html(folder, run, tables, figures, "Report <script>x</script>")
+    index = write_html(folder, load_run(run), tables, figures, "Report <script>x</script>")
     assert index == folder / "index.html"
     moved = tmp_path_factory.mktemp("moved") / "report"
     shutil.move(folder, moved)

@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 
 from pmc.gate import OnsetRule
-from pmc.harness import ProtocolParams, RunSettings, run_rollouts, runs_dir
+from pmc.harness import SCORES_DIR, ProtocolParams, RunSettings, run_rollouts, runs_dir
 from pmc.points import PointKind, read_points
 from pmc.scoring import (
-    SCORES_DIR,
     PauseOutcome,
     Score,
     ScoreSettings,

@@ -15,7 +15,7 @@ from typing import Any
 
 import soundfile as sf
 
-from pmc.harness import PLAYED_FILE, RunSettings, run_rollouts, runs_dir
+from pmc.harness import PLAYED_FILE, RolloutState, Run, RunSettings, run_rollouts, runs_dir
 from pmc.scoring import ScoreSettings, run_scoring
 from pmc.systems import find_card
 from pmc.testing.points import write_points
@@ -54,7 +54,7 @@ def bench_score(
         cards = [find_card(name, systems_dir) for name in BENCH_SYSTEMS]
         run_rollouts(workdir, cards, RunSettings("bench", rollouts=rollouts))
         run = runs_dir(workdir) / "bench"
-        tracks = list(run.glob(f"rollouts/*/*/*/{PLAYED_FILE}"))
+        tracks = [e.folder / PLAYED_FILE for e in Run(run).rollouts(states=(RolloutState.DONE,))]
         played = sum(sf.info(str(p)).duration for p in tracks)
         start = time.perf_counter()
         run_scoring(run, ScoreSettings(asr=asr), workers=workers)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pmc.audio import FloatArray
 from pmc.errors import InputError, PmcError, Problem
-from pmc.harness import PLAYED_FILE, TRACE_FILE, read_rollout, rollout_dir
+from pmc.harness import PLAYED_FILE, RolloutState, Run, read_rollout, rollout_dir
 
 CALIBRATION_DIR = "calibration"
 WINDOW_LABELS_DIR = "labels"
@@ -46,23 +46,23 @@ def find_tracks(
     run_dir: Path, systems: Sequence[str] = (), limit: int | None = None
 ) -> list[TrackKey]:
     """The finished rollouts of a run (those with a trace), sorted; of ``systems`` if given."""
-    root = run_dir / "rollouts"
-    if not root.is_dir():
+    run = Run(run_dir)
+    if not run.rollouts_dir.is_dir():
         raise PmcError(f"{run_dir}: not a run (no rollouts/ folder); run `pmc run` first")
-    present = sorted(p.name for p in root.iterdir() if p.is_dir())
+    present = run.systems_with_rollouts()
     unknown = [s for s in systems if s not in present]
     if unknown:
         known = ", ".join(present) or "none"
-        raise PmcError(f"{root}: no rollouts of {', '.join(unknown)} (systems here: {known})")
+        raise PmcError(
+            f"{run.rollouts_dir}: no rollouts of {', '.join(unknown)} (systems here: {known})"
+        )
     keys = [
-        TrackKey(trace.parents[2].name, trace.parents[1].name, int(trace.parent.name))
-        for system in dict.fromkeys(systems or present)
-        for trace in (root / system).glob(f"*/*/{TRACE_FILE}")
-        if trace.parent.name.isdigit()
+        TrackKey(entry.system, entry.point_id, entry.rollout)
+        for entry in run.rollouts(dict.fromkeys(systems or present), (RolloutState.DONE,))
     ]
     keys.sort(key=lambda k: (k.system, k.point_id, k.rollout))
     if not keys:
-        raise PmcError(f"{root}: no finished rollouts to calibrate on")
+        raise PmcError(f"{run.rollouts_dir}: no finished rollouts to calibrate on")
     return keys[:limit] if limit is not None else keys
 
 

@@ -14,7 +14,7 @@ from pmc.cli._run import load_cards, run_command
 from pmc.cli._score import score_command
 from pmc.cli._ui import QUIET_NEXT, command_line, next_step, systems_dir_option
 from pmc.corpus import script_paths
-from pmc.harness import runs_dir
+from pmc.harness import Run, runs_dir
 from pmc.scoring import embedding_model_path
 from pmc.systems import Family, SystemCard, adapter_factory, extra_installed
 
@@ -77,7 +77,7 @@ def demo(
     ctx.invoke(score_command, run_dir=run_dir, asr=DEMO_ASR)
     ctx.invoke(report_command, run_dir=run_dir)
     ctx.meta[QUIET_NEXT] = False
-    index = run_dir / "report" / "index.html"
+    index = Run(run_dir).report_dir / "index.html"
     next_step(
         command_line("python", "-m", "webbrowser", index.resolve().as_uri()),
         command_line("pmc", "systems", "list"),

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from pmc.cli._ui import command_line, next_step, out, progress_bar, ray_option
 from pmc.gate import GateParams, OnsetRule
+from pmc.harness import Run
 from pmc.points import PointKind
 from pmc.scoring import (
     DEFAULT_SCORING_ASR,
@@ -153,4 +154,4 @@ def print_summary(run_dir: Path, tallies: dict[str, ScoreTally]) -> None:
         failed = sum(s.status is ScoreStatus.TRANSPORT_ERROR for s in scores)
         table.add_row(system, shares, latency, recall_text, f"{odd} / {heard} / {failed}")
     out.print(table)
-    out.print(f"scores in {run_dir / 'scores'}", soft_wrap=True)
+    out.print(f"scores in {Run(run_dir).scores_dir}", soft_wrap=True)

@@ -2,7 +2,8 @@
 
 The protocol per point kind (``_protocol``), one rollout (``_rollout``), and the resumable
 run over every system and point (``_stage``), on real or virtual clocks, backing off and
-stepping a card's concurrency down when its server says so (``_retry``).
+stepping a card's concurrency down when its server says so (``_retry``). A run's folder is
+:class:`Run` (``_run``): the record and rollouts every later stage reads.
 """
 
 from pmc.harness._audit import LATE_BOUND_MS, TimingAudit, audit
@@ -14,10 +15,21 @@ from pmc.harness._playback import Chunk, Played, reconstruct
 from pmc.harness._protocol import ProtocolParams, Schedule, Send, StopReason, hosted_commit
 from pmc.harness._record import ProtocolRecord
 from pmc.harness._rollout import RolloutJob, RolloutResult, run_rollout
-from pmc.harness._stage import (
+from pmc.harness._run import (
     ERROR_FILE,
+    FINISHED,
+    REPORT_DIR,
+    ROLLOUTS_DIR,
     RUN_FILE,
+    SCORES_DIR,
     TRACE_FILE,
+    RolloutEntry,
+    RolloutState,
+    Run,
+    RunRecord,
+    SystemEntry,
+)
+from pmc.harness._stage import (
     RunSettings,
     clock_for,
     default_run_id,
@@ -40,9 +52,13 @@ from pmc.harness._trace import (
 
 __all__ = [
     "ERROR_FILE",
+    "FINISHED",
     "LATE_BOUND_MS",
     "PLAYED_FILE",
+    "REPORT_DIR",
+    "ROLLOUTS_DIR",
     "RUN_FILE",
+    "SCORES_DIR",
     "TRACE_FILE",
     "TRACE_SCHEMA_VERSION",
     "Backoff",
@@ -54,14 +70,19 @@ __all__ = [
     "Played",
     "ProtocolParams",
     "ProtocolRecord",
+    "RolloutEntry",
     "RolloutJob",
     "RolloutResult",
+    "RolloutState",
     "RolloutTrace",
+    "Run",
+    "RunRecord",
     "RunSettings",
     "Schedule",
     "Send",
     "SpeechMonitor",
     "StopReason",
+    "SystemEntry",
     "SystemTally",
     "Tick",
     "TimingAudit",

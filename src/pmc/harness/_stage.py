@@ -15,9 +15,7 @@ import contextlib
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from pmc import __version__, cluster, io
 from pmc.clock import responsive_interpreter
@@ -30,30 +28,26 @@ from pmc.harness._protocol import ProtocolParams
 from pmc.harness._ray import RayRollouts
 from pmc.harness._retry import Attempts, retry_passing
 from pmc.harness._rollout import RolloutJob, RolloutResult, run_here
-from pmc.harness._tally import SystemTally, merge_observed
+from pmc.harness._run import (
+    ERROR_FILE,
+    RUNS_DIR,
+    TRACE_FILE,
+    Run,
+    RunRecord,
+    SystemEntry,
+    read_run_record,
+    write_run_record,
+)
+from pmc.harness._tally import SystemTally
 from pmc.harness._trace import write_rollout
 from pmc.harness._warm import warm_up
 from pmc.points import MANIFEST_FILE, Point, PointKind, points_dir, read_points
 from pmc.progress import Advance, Start
 from pmc.systems import Family, SystemCard, TransportError, adapter_factory
 
-RUNS_DIR = "runs"
-RUN_FILE = "run.json"
-ERROR_FILE = "error.json"
-TRACE_FILE = "trace.json"
-RUN_SCHEMA_VERSION = 1
 RETRY_BACKOFF_S = 2.0
 """Wait between attempts of a rollout whose transport failed without saying it was passing
 (the wait grows by this each time, and the rollout keeps its slots meanwhile)."""
-
-
-class Outcome(StrEnum):
-    """What became of one rollout in this invocation."""
-
-    DONE = "done"
-    KEPT = "kept"
-    """Finished by an earlier invocation of the same run."""
-    FAILED = "failed"
 
 
 @dataclass(frozen=True)
@@ -107,7 +101,7 @@ def default_run_id(workdir: Path) -> str:
 
 def rollout_dir(run_dir: Path, system: str, point_id: str, rollout: int) -> Path:
     """The folder of one rollout."""
-    return run_dir / "rollouts" / system / point_id / str(rollout)
+    return Run(run_dir).rollout_dir(system, point_id, rollout)
 
 
 def clock_for(card: SystemCard, kind: ClockKind) -> ClockKind:
@@ -147,58 +141,31 @@ def _unheard(card: SystemCard, points: Sequence[Point]) -> int:
     return len([p for p in points if p.kind in kinds]) - len(points_for(card, points))
 
 
-def _run_record(
-    workdir: Path, cards: Sequence[SystemCard], settings: RunSettings
-) -> dict[str, Any]:
-    manifest = points_dir(workdir) / MANIFEST_FILE
-    return {
-        "schema_version": RUN_SCHEMA_VERSION,
-        "run_id": settings.run_id,
-        "pmc_version": __version__,
-        "points_manifest_sha256": io.sha256_file(manifest),
-        "seed": settings.seed,
-        "rollouts": settings.rollouts,
-        "protocol": settings.params.to_dict(),
-        "systems": {
-            card.name: {
-                "card": card.to_dict(),
-                "adapter_version": adapter_factory(card).VERSION,
-                "clock": clock_for(card, settings.clock).value,
-            }
+def _run_record(workdir: Path, cards: Sequence[SystemCard], settings: RunSettings) -> RunRecord:
+    return RunRecord(
+        run_id=settings.run_id,
+        pmc_version=__version__,
+        points_manifest_sha256=io.sha256_file(points_dir(workdir) / MANIFEST_FILE),
+        seed=settings.seed,
+        rollouts=settings.rollouts,
+        protocol=settings.params,
+        systems={
+            card.name: SystemEntry(
+                card, adapter_factory(card).VERSION, clock_for(card, settings.clock)
+            )
             for card in cards
         },
-    }
+    )
 
 
-def _merge_run_record(path: Path, new: dict[str, Any]) -> dict[str, Any]:
-    """Check an existing ``run.json`` agrees with this invocation; add its new systems.
-
-    What earlier invocations observed (``observed``) is kept: it is added to, never compared.
-    """
-    if not path.exists():
-        return new
-    old = io.read_json(path)
-    io.schema_version(old, RUN_SCHEMA_VERSION, "run record")
-    for key in ("points_manifest_sha256", "seed", "protocol"):
-        if old.get(key) != new[key]:
-            raise PmcError(
-                f"{path}: this run was made with another {key.replace('_', ' ')}; "
-                "resume it with the same settings or start a new --run-id"
-            )
-    systems = dict(old.get("systems", {}))
-    for name, entry in new["systems"].items():
-        if name in systems and systems[name] != entry:
-            raise PmcError(
-                f"{path}: system {name} has changed since this run started (card, adapter "
-                "version or clock); start a new --run-id"
-            )
-        systems[name] = entry
-    return {**old, "systems": systems, "rollouts": max(old["rollouts"], new["rollouts"])}
+def _joined_record(path: Path, new: RunRecord) -> RunRecord:
+    """The run's record with this invocation's systems; refused where they disagree."""
+    return read_run_record(path).joined(new, path) if path.exists() else new
 
 
 def remove_partial_files(run_dir: Path) -> int:
     """Delete temporary files a killed run left behind (rollouts, ``run.json``); how many."""
-    rollouts = io.remove_temporaries(run_dir / "rollouts")
+    rollouts = io.remove_temporaries(Run(run_dir).rollouts_dir)
     return rollouts + io.remove_temporaries(run_dir, recursive=False)
 
 
@@ -231,8 +198,9 @@ def run_rollouts(
         raise PmcError(f"a system is named twice: {', '.join(names)}")
     points = read_points(workdir)
     run_dir = runs_dir(workdir) / settings.run_id
-    record = _merge_run_record(run_dir / RUN_FILE, _run_record(workdir, cards, settings))
-    io.write_json(run_dir / RUN_FILE, record)
+    run = Run(run_dir)
+    record = _joined_record(run.record_path, _run_record(workdir, cards, settings))
+    write_run_record(run.record_path, record)
     remove_partial_files(run_dir)
 
     tallies = {
@@ -267,9 +235,9 @@ def run_rollouts(
         asyncio.run(
             _run_all(real, settings.concurrency, points, pdir, settings, tallies, advance, runner)
         )
-    observed = merge_observed(record, tallies)
-    if observed is not None:
-        io.write_json(run_dir / RUN_FILE, observed)
+    observed = {name: obs for name, t in tallies.items() if (obs := t.observed()) is not None}
+    if observed:
+        write_run_record(run.record_path, record.with_observed(observed))
     return tallies
 
 

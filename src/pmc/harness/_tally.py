@@ -120,18 +120,3 @@ class SystemTally:
             self.lowest_concurrency,
             dict(self.unknown),
         )
-
-
-def merge_observed(
-    record: dict[str, Any], tallies: Mapping[str, SystemTally]
-) -> dict[str, Any] | None:
-    """``run.json`` with this invocation's observations added to its own; None if none."""
-    new = {name: obs for name, t in tallies.items() if (obs := t.observed()) is not None}
-    if not new:
-        return None
-    merged = dict(record.get(OBSERVED, {}))
-    for name, obs in new.items():
-        if name in merged:
-            obs = Observed.from_dict(merged[name]).plus(obs)
-        merged[name] = obs.to_dict()
-    return {**record, OBSERVED: merged}

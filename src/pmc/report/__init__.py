@@ -13,12 +13,11 @@ from pmc.report._aggregate import RECALL_PREFIX_S, RESAMPLES, Value, bootstrap, 
 from pmc.report._data import RunData, load_run
 from pmc.report._main import MainRow, main_table, row
 from pmc.report._reference import reference_of
-from pmc.report._stage import REPORT_DIR, build_report
+from pmc.report._stage import build_report
 from pmc.report._write import main_tables, markdown, table_csv, write_main_table
 
 __all__ = [
     "RECALL_PREFIX_S",
-    "REPORT_DIR",
     "RESAMPLES",
     "MainRow",
     "RunData",

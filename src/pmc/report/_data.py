@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pmc import io
 from pmc.errors import PmcError
-from pmc.harness import RUN_FILE
+from pmc.harness import Run, SystemEntry
 from pmc.points import Point, PointKind, read_points
 from pmc.report._aggregate import scored
 from pmc.report._reference import reference_of
-from pmc.scoring import Score, read_scores, workdir_of
+from pmc.scoring import Score, read_scores
 from pmc.systems import ReferenceRow
 
 
@@ -29,6 +28,8 @@ class RunData:
         points: The working directory's points by id.
         scores: Each system's scores (empty where the system is not scored yet).
         unscored: Systems without scores.
+        entries: Each system's entry in the run's record (card, adapter version, clock); empty
+            for data not read from a run.
     """
 
     run_dir: Path
@@ -39,6 +40,7 @@ class RunData:
     points: dict[str, Point]
     scores: dict[str, list[Score]]
     unscored: tuple[str, ...] = ()
+    entries: dict[str, SystemEntry] = field(default_factory=dict)
 
     def first(self, system: str, kind: PointKind) -> list[Score]:
         """Rollout 0 of every point of ``kind``, transport failures left out (paper 3.4)."""
@@ -57,11 +59,9 @@ class RunData:
 
 def load_run(run_dir: Path) -> RunData:
     """Read a run's record, its working directory's points and every system's scores."""
-    record_path = run_dir / RUN_FILE
-    if not record_path.exists():
-        raise PmcError(f"{record_path}: no run here; run `pmc run` first")
-    record = io.read_json(record_path)
-    cards = {name: entry["card"] for name, entry in record["systems"].items()}
+    run = Run(run_dir)
+    record = run.record
+    cards = {name: entry.card.to_dict() for name, entry in record.systems.items()}
     references = {name: reference_of(card) for name, card in cards.items()}
     order = sorted(cards, key=lambda n: (references[n] is not None, _rank(references[n]), n))
     scores: dict[str, list[Score]] = {}
@@ -72,16 +72,17 @@ def load_run(run_dir: Path) -> RunData:
         except PmcError:
             scores[name] = []
             unscored.append(name)
-    points = {p.point_id: p for p in read_points(workdir_of(run_dir))}
+    points = {p.point_id: p for p in read_points(run.workdir)}
     return RunData(
         run_dir,
-        str(record["run_id"]),
+        record.run_id,
         tuple(order),
         cards,
         references,
         points,
         scores,
         tuple(unscored),
+        dict(record.systems),
     )
 
 

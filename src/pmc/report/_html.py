@@ -23,19 +23,17 @@ from concurrent.futures import ThreadPoolExecutor
 from html import escape
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
-from pmc import io
-from pmc.errors import PmcError
-from pmc.harness import RUN_FILE
-from pmc.points import PointKind, points_dir, read_points
+from pmc.harness import Run, SystemEntry
+from pmc.points import PointKind, points_dir
+from pmc.report._data import RunData
 from pmc.report._listen import clip_at_s, person_speech, point_audio, seat_speech, write_stereo
 from pmc.report._listen import live_s as streamed_s
 from pmc.report._pages import INDEX, KIND_NAMES, href, outcome, rollout_body, system_anchor
 from pmc.report._review import REVIEW_TABLE_PREFIX
-from pmc.report._rollouts import RolloutView, read_rollouts, scores
+from pmc.report._rollouts import RolloutView, read_rollouts
 from pmc.report._write import ROLLOUTS_USED
-from pmc.scoring import ScoreSettings, workdir_of
+from pmc.scoring import ScoreSettings
 from pmc.table import Cell, Figure, Table, show
 
 HOW_TO_READ = (
@@ -53,36 +51,32 @@ _CSP = "script-src 'none'; object-src 'none'; base-uri 'none'"
 
 def write_html(
     folder: Path,
-    run_dir: Path,
+    data: RunData,
     tables: Sequence[Table],
     figures: Sequence[Figure],
     title: str,
     summary: Sequence[Table | Figure] = (),
 ) -> Path:
-    """Write the HTML report of ``run_dir`` into ``folder``; returns ``folder/index.html``.
+    """Write the HTML report of a run into ``folder``; returns ``folder/index.html``.
 
     Args:
         folder: The report folder (the figures' PNGs are already there).
-        run_dir: The run (``WORKDIR/runs/<run_id>``); its points come from ``WORKDIR/points``.
+        data: The run as the report read it (:func:`~pmc.report._data.load_run`); its rollouts'
+            traces are read here, one point at a time.
         tables: The report's tables, in order.
         figures: Its figures, in order.
         title: The report's title.
         summary: What leads the index, before every other table and figure: the summary's
             figure and table.
     """
-    record = io.read_json(run_dir / RUN_FILE)
-    systems: dict[str, Any] = dict(record.get("systems", {}))
-    workdir = workdir_of(run_dir)
-    try:
-        points = {p.point_id: p for p in read_points(workdir)}
-    except PmcError:
-        points = {}  # pages still render from the traces, without the corpus's texts
-    scored: dict[str, bool] = {}
+    run = Run(data.run_dir)
+    systems = {name: data.entries.get(name) for name in sorted(data.systems)}
+    points = data.points
+    scored = {system: system not in data.unscored for system in systems}
     rollouts: list[RolloutView] = []
-    for system in sorted(systems):
-        found = scores(run_dir, system)
-        scored[system] = found is not None
-        rollouts += read_rollouts(run_dir, system, points, found or {})
+    for system in systems:
+        found = {(s.point_id, s.rollout): s for s in data.scores.get(system, [])}
+        rollouts += read_rollouts(run, system, points, found)
     css = (resources.files("pmc.report") / "data" / "report.css").read_text(encoding="utf-8")
     by_point: dict[tuple[str, int], list[RolloutView]] = defaultdict(list)
     for r in rollouts:
@@ -96,7 +90,7 @@ def write_html(
     with ThreadPoolExecutor(AUDIO_WORKERS) as pool:
         for point_id in sorted({r.point_id for r in rollouts}):
             mine = [r for r in rollouts if r.point_id == point_id]
-            audio = point_audio(mine[0].point, points_dir(workdir))
+            audio = point_audio(mine[0].point, points_dir(run.workdir))
             coded = [pool.submit(write_stereo, folder, r, audio) for r in mine]
             for r, stereo in zip(mine, coded, strict=True):
                 settings = r.score.settings if r.score is not None else ScoreSettings()
@@ -106,7 +100,7 @@ def write_html(
                     seat_speech(audio, gate, onset),
                 )
                 same = by_point[(r.point_id, r.k)]
-                body = rollout_body(r, systems.get(r.system, {}), stereo.result(), speech, same)
+                body = rollout_body(r, systems.get(r.system), stereo.result(), speech, same)
                 title_r = f"{r.system} · {r.point_id} · rollout {r.k}"
                 # Plain writes, not atomic ones: a report is rewritten whole, and hundreds of
                 # fsyncs would take longer than writing the pages.
@@ -161,7 +155,7 @@ def _index_body(
     summary: Sequence[Table | Figure],
     tables: Sequence[Table],
     figures: Sequence[Figure],
-    systems: dict[str, Any],
+    systems: dict[str, SystemEntry | None],
     scored: dict[str, bool],
     rollouts: Sequence[RolloutView],
 ) -> str:
@@ -190,15 +184,17 @@ def _index_body(
 
 
 def _system_section(
-    system: str, entry: dict[str, Any], scored: bool, mine: list[RolloutView]
+    system: str, entry: SystemEntry | None, scored: bool, mine: list[RolloutView]
 ) -> str:
-    card = entry.get("card", {})
-    about = [
-        escape(str(card.get("description", ""))),
-        f"adapter {escape(str(card.get('adapter', '?')))} "
-        f"v{escape(str(entry.get('adapter_version', '?')))}",
-        f"{escape(str(entry.get('clock', '?')))} clock",
-    ]
+    about = (
+        ["adapter ? v?", "? clock"]
+        if entry is None
+        else [
+            escape(entry.card.description),
+            f"adapter {escape(entry.card.adapter)} v{entry.adapter_version}",
+            f"{escape(entry.clock.value)} clock",
+        ]
+    )
     if not scored:
         about.append("not scored yet")
     parts = [

@@ -11,12 +11,11 @@ names and links. Every text that came from a system or a corpus is escaped.
 from __future__ import annotations
 
 from html import escape
-from typing import Any
 from urllib.parse import quote
 
 import soundfile as sf
 
-from pmc.harness import PLAYED_FILE, ProtocolRecord
+from pmc.harness import PLAYED_FILE, ProtocolRecord, SystemEntry
 from pmc.points import Point, PointKind
 from pmc.report._listen import HISTORY_TAIL_S
 from pmc.report._rollouts import RolloutView
@@ -92,7 +91,7 @@ def outcome(r: RolloutView) -> tuple[str, str]:
 
 def rollout_body(
     r: RolloutView,
-    entry: dict[str, Any],
+    entry: SystemEntry | None,
     stereo: str | None,
     speech: tuple[Spans, Spans],
     same_point: list[RolloutView],
@@ -101,7 +100,7 @@ def rollout_body(
 
     Args:
         r: The rollout.
-        entry: Its system's entry in ``run.json``.
+        entry: Its system's entry in the run's record (None: the record has none).
         stereo: Its stereo file, relative to the report folder (None: nothing to hear).
         speech: The person's speech intervals on the stream clock, and the system seat's in
             the history's tail.
@@ -166,10 +165,11 @@ _LEGEND = (
 )
 
 
-def _facts(r: RolloutView, entry: dict[str, Any], t: Timeline) -> str:
+def _facts(r: RolloutView, entry: SystemEntry | None, t: Timeline) -> str:
     protocol = _protocol(r)
+    description = entry.card.description if entry is not None else ""
     facts: list[tuple[str, str]] = [
-        ("system", f"{r.system}: {entry.get('card', {}).get('description', '')}"),
+        ("system", f"{r.system}: {description}"),
         ("point", f"{r.point_id} (rollout {r.k})"),
     ]
     if r.point is not None:

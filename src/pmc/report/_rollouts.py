@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from pmc import io
-from pmc.errors import PmcError
-from pmc.harness import ERROR_FILE, TRACE_FILE, ProtocolRecord
+from pmc.harness import ERROR_FILE, TRACE_FILE, ProtocolRecord, Run
 from pmc.points import Point, PointKind
-from pmc.scoring import Score, read_scores
+from pmc.scoring import Score
 
 
 @dataclass(frozen=True)
@@ -54,37 +53,21 @@ class RolloutView:
         return f"rollouts/{self.system}/{self.point_id}-{self.k}.html"
 
 
-def scores(run_dir: Path, system: str) -> dict[tuple[str, int], Score] | None:
-    """A system's scores by point and rollout; None when it is not scored yet."""
-    try:
-        return {(s.point_id, s.rollout): s for s in read_scores(run_dir, system)}
-    except PmcError:
-        return None
-
-
 def read_rollouts(
-    run_dir: Path, system: str, points: dict[str, Point], scores: dict[tuple[str, int], Score]
+    run: Run, system: str, points: dict[str, Point], scores: dict[tuple[str, int], Score]
 ) -> Iterable[RolloutView]:
     """A system's rollouts that ran or failed, by point and rollout; those under way are not."""
-    base = run_dir / "rollouts" / system
-    point_dirs = sorted(p for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
-    for pdir in point_dirs:
-        ks = sorted((d for d in pdir.iterdir() if d.name.isdigit()), key=lambda d: int(d.name))
-        for kdir in ks:
-            trace = _slim_trace(kdir / TRACE_FILE)
-            error = None
-            if trace is None:
-                if not (kdir / ERROR_FILE).exists():
-                    continue  # not run yet, or under way
-                error = io.read_json(kdir / ERROR_FILE)
-            point = points.get(pdir.name)
-            score = scores.get((pdir.name, int(kdir.name)))
-            kind = point.kind if point else score.kind if score else None
-            if kind is None and trace and trace.protocol:
-                kind = trace.protocol.kind
-            yield RolloutView(
-                system, pdir.name, int(kdir.name), kdir, kind, point, trace, error, score
-            )
+    for entry in run.rollouts([system]):
+        trace = _slim_trace(entry.folder / TRACE_FILE)
+        error = None if trace is not None else io.read_json(entry.folder / ERROR_FILE)
+        point = points.get(entry.point_id)
+        score = scores.get((entry.point_id, entry.rollout))
+        kind = point.kind if point else score.kind if score else None
+        if kind is None and trace and trace.protocol:
+            kind = trace.protocol.kind
+        yield RolloutView(
+            system, entry.point_id, entry.rollout, entry.folder, kind, point, trace, error, score
+        )
 
 
 def _slim_trace(path: Path) -> TraceSummary | None:

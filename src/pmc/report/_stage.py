@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pmc.harness import Run
 from pmc.report._aggregate import RESAMPLES
 from pmc.report._channel import channel_table
 from pmc.report._compare import Side, paired_table, pairs_in_run, side
@@ -19,10 +20,8 @@ from pmc.report._repeats import agreement_table as repeat_table
 from pmc.report._review import review_section
 from pmc.report._summary import summary_of
 from pmc.report._write import write_tables
-from pmc.scoring import workdir_of
 from pmc.table import Figure, Table
 
-REPORT_DIR = "report"
 """The report's folder inside the run's folder."""
 
 
@@ -69,12 +68,12 @@ def build_report(
     """
     data = load_run(run_dir)
     other = load_run(compare) if compare is not None else None
-    folder = folder or run_dir / REPORT_DIR
+    folder = folder or Run(run_dir).report_dir
     rows = main_table(data, seed, resamples)
     tables = extended_tables(data, other, seed, resamples)
     for extra in (repeat_table(data, seed, resamples), channel_table(data, seed, resamples)):
         tables += [] if extra is None else [extra]
-    tables += review_section(workdir_of(run_dir), data.points)
+    tables += review_section(Run(run_dir).workdir, data.points)
     summary = summary_of(data, rows)
     summary_figure = None if summary is None else write_summary_figure(folder, data, summary)
     figures = write_figures(folder, data)
@@ -90,4 +89,4 @@ def build_report(
     if summary is not None and summary_figure is not None:
         lead = [summary_figure, summary.table()]
     title = f"pmc report: run {data.run_id}"
-    return write_html(folder, run_dir, written, figures, title, lead)
+    return write_html(folder, data, written, figures, title, lead)

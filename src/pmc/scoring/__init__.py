@@ -16,14 +16,7 @@ from pmc.scoring._metrics import PauseOutcome, PauseScore, ReplyScore, pause_sco
 from pmc.scoring._pool import close_scoring_pool
 from pmc.scoring._recall_judge import RecallItem, RecallJudgeError, RecallVerdict, judge_recall
 from pmc.scoring._rollout import person_turn, score_rollout
-from pmc.scoring._stage import (
-    SCORES_DIR,
-    ScoreTally,
-    ScoringCluster,
-    read_scores,
-    run_scoring,
-    workdir_of,
-)
+from pmc.scoring._stage import ScoreTally, ScoringCluster, read_scores, run_scoring
 from pmc.scoring._talkover import (
     YIELD_QUIET_S,
     YIELD_WINDOW_S,
@@ -57,7 +50,6 @@ __all__ = [
     "CLIP_MARGIN_S",
     "DEFAULT_SCORING_ASR",
     "METRICS_VERSION",
-    "SCORES_DIR",
     "SCORE_SCHEMA_VERSION",
     "YIELD_QUIET_S",
     "YIELD_WINDOW_S",
@@ -103,6 +95,5 @@ __all__ = [
     "token_f1",
     "tokens",
     "transcribe_track",
-    "workdir_of",
     "yield_to",
 ]

@@ -17,15 +17,13 @@ from typing import Any
 
 from pmc import cluster, io
 from pmc.errors import PmcError
-from pmc.harness import ERROR_FILE, RUN_FILE, TRACE_FILE
+from pmc.harness import Run
 from pmc.points import Point, read_points
 from pmc.progress import Start
 from pmc.scoring._pool import close_scoring_pool, scoring_pool
 from pmc.scoring._ray import RayScoring
 from pmc.scoring._types import Score, ScoreSettings, ScoreStatus
 from pmc.scoring._worker import score_in_worker
-
-SCORES_DIR = "scores"
 
 
 @dataclass
@@ -48,35 +46,20 @@ class _Task:
     out: Path
 
 
-def workdir_of(run_dir: Path) -> Path:
-    """The working directory a run belongs to (``WORKDIR/runs/<run_id>``)."""
-    return run_dir.resolve().parent.parent
-
-
-def _tasks(run_dir: Path, systems: list[str] | None) -> Iterator[_Task]:
-    record_path = run_dir / RUN_FILE
-    if not record_path.exists():
-        raise PmcError(f"{record_path}: not a run folder (no run.json); run `pmc run` first")
-    record = io.read_json(record_path)
-    names = sorted(record.get("systems", {}))
+def _tasks(run: Run, systems: list[str] | None) -> Iterator[_Task]:
+    names = sorted(run.record.systems)
     if systems:
         unknown = sorted(set(systems) - set(names))
         if unknown:
-            raise PmcError(f"{record_path}: no system {', '.join(unknown)} in this run")
+            raise PmcError(f"{run.record_path}: no system {', '.join(unknown)} in this run")
         names = [n for n in names if n in systems]
-    points = {p.point_id: p for p in read_points(workdir_of(run_dir))}
-    for name in names:
-        base = run_dir / "rollouts" / name
-        if not base.is_dir():
-            continue
-        for point_dir in sorted(base.iterdir()):
-            point = points.get(point_dir.name)
-            if point is None:
-                raise PmcError(f"{point_dir}: no such point in the run's points manifest")
-            for k_dir in sorted(point_dir.iterdir(), key=lambda d: int(d.name)):
-                if (k_dir / TRACE_FILE).exists() or (k_dir / ERROR_FILE).exists():
-                    out = run_dir / SCORES_DIR / name / point.point_id / f"{k_dir.name}.json"
-                    yield _Task(name, point, int(k_dir.name), k_dir, out)
+    points = {p.point_id: p for p in read_points(run.workdir)}
+    for entry in run.rollouts(names):
+        point = points.get(entry.point_id)
+        if point is None:
+            raise PmcError(f"{entry.folder.parent}: no such point in the run's points manifest")
+        out = run.scores_dir / entry.system / entry.point_id / f"{entry.rollout}.json"
+        yield _Task(entry.system, point, entry.rollout, entry.folder, out)
 
 
 def _kept(task: _Task, digest: str) -> Score | None:
@@ -120,8 +103,9 @@ def run_scoring(
         judge: Adds LLM verdicts to a recall score (run here, not in the workers).
         cluster: Score on Ray workers instead of local processes.
     """
-    tasks = list(_tasks(run_dir, systems))
-    io.remove_temporaries(run_dir / SCORES_DIR)  # what a killed scoring left half-written
+    run = Run(run_dir)
+    tasks = list(_tasks(run, systems))
+    io.remove_temporaries(run.scores_dir)  # what a killed scoring left half-written
     digest = settings.digest()
     advance = start(len(tasks)) if start else (lambda: None)
     tallies: dict[str, ScoreTally] = {}
@@ -151,7 +135,7 @@ def run_scoring(
         else:
             # No more processes than rollouts: each loads both models before its first.
             _score_here(todo, settings, min(workers or 2, len(todo)), finish)
-    _assemble(run_dir, sorted(tallies))
+    _assemble(run, sorted(tallies))
     return tallies
 
 
@@ -207,20 +191,20 @@ def _score_on_ray(
         pool.close()
 
 
-def _assemble(run_dir: Path, systems: list[str]) -> None:
+def _assemble(run: Run, systems: list[str]) -> None:
     """Write ``scores/<system>.jsonl``: every score of the system, in a fixed order."""
     for system in systems:
-        folder = run_dir / SCORES_DIR / system
+        folder = run.scores_dir / system
         scores = [Score.from_dict(io.read_json(p)) for p in folder.glob("*/*.json")]
         scores.sort(key=lambda s: (s.kind.value, s.point_id, s.rollout))
-        with io.atomic_open(run_dir / SCORES_DIR / f"{system}.jsonl") as handle:
+        with io.atomic_open(run.scores_dir / f"{system}.jsonl") as handle:
             for score in scores:
                 handle.write(io.json_line(score.to_dict()))
 
 
 def read_scores(run_dir: Path, system: str) -> list[Score]:
     """A system's scores, as ``pmc score`` wrote them."""
-    path = run_dir / SCORES_DIR / f"{system}.jsonl"
+    path = Run(run_dir).scores_dir / f"{system}.jsonl"
     if not path.exists():
         raise PmcError(f"{path}: not scored yet; run `pmc score --run {run_dir}`")
     lines = path.read_text(encoding="utf-8").splitlines()

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from pmc.harness import Run
 from pmc.llm import JudgeCache, create_client
 from pmc.points import Point, read_points
 from pmc.scoring._recall_judge import RecallItem, RecallJudgeError, judge_recall
@@ -23,11 +24,10 @@ def make_judge(
     spec: str, run_dir: Path, warn: Callable[[str], None] = print
 ) -> Callable[[Score], Score]:
     """A hook that adds ``spec``'s verdict to a recall score."""
-    from pmc.scoring._stage import SCORES_DIR, workdir_of
-
+    run = Run(run_dir)
     client = create_client(spec)
-    cache = JudgeCache(run_dir / SCORES_DIR / JUDGE_CACHE_FILE)
-    points: dict[str, Point] = {p.point_id: p for p in read_points(workdir_of(run_dir))}
+    cache = JudgeCache(run.scores_dir / JUDGE_CACHE_FILE)
+    points: dict[str, Point] = {p.point_id: p for p in read_points(run.workdir)}
 
     def judge(score: Score) -> Score:
         if score.recall is None:
