@@ -16,6 +16,7 @@ from pmc.systems import _smart_turn as _smart_turn  # registers Pipecat's Smart 
 from pmc.systems import _twilio as _twilio  # registers Twilio Media Streams (phone agents)
 from pmc.systems import _websocket_pcm as _websocket_pcm  # registers raw PCM over a websocket
 from pmc.systems._adapter import (
+    ADAPTER_GROUP,
     ADAPTERS,
     UNKNOWN_SIGNAL,
     AdapterFactory,
@@ -54,6 +55,7 @@ from pmc.systems._websocket_pcm import WebsocketPcmAdapter
 
 __all__ = [
     "ADAPTERS",
+    "ADAPTER_GROUP",
     "ALL_CARDS",
     "CARD_SCHEMA_VERSION",
     "MAX_MESSAGE_BYTES",

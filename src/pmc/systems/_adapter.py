@@ -272,8 +272,12 @@ class SystemAdapter(ABC):
 AdapterFactory = type[SystemAdapter]
 """Adapters register their class: its VERSION, TAKES_REFERENCE and prepare() are read before
 any rollout, its reference_row() by the report, and calling it with (card, clock) makes one."""
-ADAPTERS: Registry[AdapterFactory] = Registry("system adapter")
-"""Adapter classes by the name cards give in ``adapter = "..."``."""
+ADAPTER_GROUP = "pmc.adapters"
+"""The entry-point group where a package declares adapters of its own (docs/architecture.md
+"Adapters from other packages")."""
+ADAPTERS: Registry[AdapterFactory] = Registry("system adapter", ADAPTER_GROUP)
+"""Adapter classes by the name cards give in ``adapter = "..."``, with those other packages
+declare in :data:`ADAPTER_GROUP`."""
 register_adapter = ADAPTERS.register
 """Decorator: register an adapter class under the name cards use."""
 
