@@ -28,6 +28,7 @@ from tests.harness.test_talk_over_run import (
     _measured_is_own,
     _pmc,
     _protocol,
+    _quiet_at_cut_s,
     _scores,
     _trace,
 )
@@ -93,5 +94,7 @@ def test_the_agent_clears_where_it_said_and_pmc_measures_its_own_stop_latency(
         clip = scores[point.point_id].clip
         # Over Twilio the clip reaches the agent resampled to 8 kHz mu-law: a filter rings a few
         # ms ahead.
-        _measured_is_own(clip, clip_at, heard, cleared, stop_at, late_s, YIELD_MS / 1000, 0.005)
+        quiet = _quiet_at_cut_s(run.folder / "rollouts" / run.card / point.point_id / "0", stop_at)
+        least = YIELD_MS / 1000
+        _measured_is_own(clip, clip_at, heard, cleared, stop_at, late_s, least, 0.005, quiet)
         assert clip is not None and clip.yielded

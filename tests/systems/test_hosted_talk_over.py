@@ -27,6 +27,7 @@ from tests.harness.test_talk_over_run import (
     _measured_is_own,
     _pmc,
     _protocol,
+    _quiet_at_cut_s,
     _scores,
     _trace,
 )
@@ -129,7 +130,9 @@ def test_a_hosted_system_listens_once_its_reply_starts_and_is_truncated_where_it
             late_s = trace["audit"]["lateness_max_ms"] / 1000
             clip = scores[point.point_id].clip
             least = BARGE_IN_DELAY_MS / 1000
-            _measured_is_own(clip, clip_at, heard, stopped, stop_at, late_s, least)
+            rollout = hosted.folder / "rollouts" / name / point.point_id / "0"
+            quiet = _quiet_at_cut_s(rollout, stop_at)
+            _measured_is_own(clip, clip_at, heard, stopped, stop_at, late_s, least, quiet_s=quiet)
             # As a client does, pmc told the server how much of the answer it played.
             truncated = "conversation.item.truncate" in session.received
             assert truncated is (name not in KEEPS_ENDPOINTER), name
