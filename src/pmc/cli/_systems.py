@@ -10,7 +10,16 @@ from rich.table import Table
 
 from pmc.cli._ui import command_line, next_step, out, systems_dir_option, warn
 from pmc.errors import PmcError
-from pmc.systems import CardFile, card_files, card_needs, find_card
+from pmc.systems import (
+    ADAPTERS,
+    PROTOCOL_PARAMS,
+    CardFile,
+    SystemCard,
+    accepted_params,
+    card_files,
+    card_needs,
+    find_card,
+)
 
 
 @click.group("systems")
@@ -79,7 +88,22 @@ def show_command(name: str, systems_dir: Path | None) -> None:
     if needs.reference:
         out.print(f"# reference row: {needs.reference}", markup=False)
     out.print(path.read_text(encoding="utf-8"), markup=False, soft_wrap=True, end="")
+    out.print(_parameters(card), markup=False, soft_wrap=True, end="")
     next_step(
         command_line("pmc", "run", "--workdir", "WORKDIR", "--system", target),
         why="put it at every point of a working directory",
     )
+
+
+def _parameters(card: SystemCard) -> str:
+    """What the card's ``[params]`` may set: its adapter's parameters, then the protocol's."""
+    factory = ADAPTERS.get(card.adapter)
+    lines = ["", f"# [params] that adapter {card.adapter} takes (name: type = default):"]
+    if factory is None:
+        lines.append("#   (adapter not installed here)")
+    else:
+        rows = accepted_params(factory.PARAMS)
+        lines += [f"#   {name}: {kind} = {default!r}" for name, kind, default in rows]
+        lines += [] if rows else ["#   none"]
+    lines.append(f"# and the protocol's, for any adapter: {', '.join(PROTOCOL_PARAMS)}")
+    return "\n".join(lines) + "\n"

@@ -126,7 +126,8 @@ def _pick(point: Point, others: Sequence[Point]) -> Point | None:
 
 
 def _recall_latency_s(card: SystemCard) -> float:
-    return float(card.params.get("recall_latency_ms", RECALL_LATENCY_MS)) / 1000
+    latency_ms = card.recall_latency_ms
+    return float(RECALL_LATENCY_MS if latency_ms is None else latency_ms) / 1000
 
 
 def reference_for(
@@ -141,7 +142,7 @@ def reference_for(
     recall points the gold answer is spoken in a short sentence (the shuffled person answers a
     different question of the conversation); at pauses both hold, as the person did.
     """
-    mode = card.params.get("reference", "own")
+    mode = card.reference or "own"
     if point.kind is PointKind.PAUSE:
         return None
     if point.kind.replies:

@@ -85,10 +85,8 @@ class RolloutWorker:
 
 def resources_of(card: SystemCard) -> dict[str, float]:
     """The Ray resources each worker for ``card`` needs, from its card."""
-    wanted = card.params.get(RESOURCES_PARAM, {})
-    if not isinstance(wanted, dict) or not all(
-        isinstance(k, str) and isinstance(v, int | float) and v >= 0 for k, v in wanted.items()
-    ):
+    wanted = card.ray_resources
+    if not all(v >= 0 for v in wanted.values()):
         raise PmcError(
             f"system card {card.name}: params.{RESOURCES_PARAM} must be a table of "
             f"resource names to non-negative numbers, not {wanted!r}"

@@ -104,7 +104,8 @@ async def run_rollout(
 ) -> RolloutResult:
     """Run one rollout against ``adapter``; transport failures raise :class:`TransportError`."""
     card = job.card
-    limit_s = float(card.params.get("preload_timeout_s", HANDSHAKE_TIMEOUT_S))
+    limit_s = card.preload_timeout_s
+    limit_s = float(HANDSHAKE_TIMEOUT_S if limit_s is None else limit_s)
     try:
         async with asyncio.timeout(limit_s):
             await adapter.connect()

@@ -128,7 +128,7 @@ def points_for(card: SystemCard, points: Sequence[Point]) -> list[Point]:
 
 def _kinds(card: SystemCard) -> set[PointKind]:
     """The kinds a card's ``params.point_kinds`` lists (all where it lists none)."""
-    kinds = card.params.get("point_kinds")
+    kinds = card.point_kinds
     try:
         return set(PointKind) if kinds is None else {PointKind(k) for k in kinds}
     except ValueError as exc:

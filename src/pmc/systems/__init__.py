@@ -30,13 +30,21 @@ from pmc.systems._adapter import (
     SystemEvent,
     TransportError,
     adapter_factory,
+    adapter_params,
     create_adapter,
     reference_row_of,
     register_adapter,
     unknown_names,
     unknown_signal,
 )
-from pmc.systems._card import CARD_SCHEMA_VERSION, Family, SystemCard, load_card
+from pmc.systems._card import (
+    CARD_SCHEMA_VERSION,
+    PROTOCOL_PARAMS,
+    REFERENCES,
+    Family,
+    SystemCard,
+    load_card,
+)
 from pmc.systems._catalog import (
     ALL_CARDS,
     CardFile,
@@ -50,6 +58,7 @@ from pmc.systems._catalog import (
 )
 from pmc.systems._extras import extra_installed
 from pmc.systems._local import LocalAdapter
+from pmc.systems._params import NoParams, ParamError, accepted_params
 from pmc.systems._websocket import MAX_MESSAGE_BYTES, OPEN_TIMEOUT_S, WebsocketAdapter
 from pmc.systems._websocket_pcm import WebsocketPcmAdapter
 
@@ -60,6 +69,8 @@ __all__ = [
     "CARD_SCHEMA_VERSION",
     "MAX_MESSAGE_BYTES",
     "OPEN_TIMEOUT_S",
+    "PROTOCOL_PARAMS",
+    "REFERENCES",
     "UNKNOWN_SIGNAL",
     "AdapterFactory",
     "CardFile",
@@ -69,6 +80,8 @@ __all__ = [
     "Family",
     "HistoryWord",
     "LocalAdapter",
+    "NoParams",
+    "ParamError",
     "Preload",
     "ReferenceReply",
     "ReferenceRow",
@@ -79,7 +92,9 @@ __all__ = [
     "TransportError",
     "WebsocketAdapter",
     "WebsocketPcmAdapter",
+    "accepted_params",
     "adapter_factory",
+    "adapter_params",
     "bundled_cards",
     "card_files",
     "card_needs",

@@ -20,6 +20,7 @@ from pmc.clock import Clock
 from pmc.errors import PmcError
 from pmc.registry import Registry
 from pmc.systems._card import SystemCard
+from pmc.systems._params import NoParams, ParamError, parse_params
 
 
 class EventKind(StrEnum):
@@ -215,10 +216,17 @@ class SystemAdapter(ABC):
     pause, instead of its being told where input ends: for a hosted API whose turn detection is
     set once, when the session opens (Gemini Live), so it cannot be turned back on to hear the
     person come in (docs/architecture.md "Protocol")."""
+    PARAMS: ClassVar[type[Any]] = NoParams
+    """The parameters a card's ``[params]`` may give it: a frozen dataclass whose fields say
+    their types and defaults (:mod:`pmc.systems._params`)."""
+
+    params: Any
+    """The card's parameters as :attr:`PARAMS` (checked)."""
 
     def __init__(self, card: SystemCard, clock: Clock) -> None:
         self.card = card
         self.clock = clock
+        self.params = adapter_params(card)
 
     @classmethod  # noqa: B027 - an optional hook: most adapters load nothing
     def prepare(cls, card: SystemCard) -> None:
@@ -289,6 +297,14 @@ def adapter_factory(card: SystemCard) -> AdapterFactory:
         known = ADAPTERS.known() or "none registered yet"
         raise PmcError(f"system card {card.name}: unknown adapter {card.adapter!r} ({known})")
     return factory
+
+
+def adapter_params(card: SystemCard) -> Any:
+    """A card's parameters as its adapter's record; a wrong one says which card and key."""
+    try:
+        return parse_params(adapter_factory(card).PARAMS, card.params, card.adapter)
+    except ParamError as exc:
+        raise PmcError(f"system card {card.name}: {exc}") from None
 
 
 def create_adapter(card: SystemCard, clock: Clock) -> SystemAdapter:

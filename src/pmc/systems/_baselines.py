@@ -90,7 +90,7 @@ class Person(LocalAdapter):
     @classmethod
     def reference_row(cls, card: SystemCard) -> ReferenceRow:
         """The person, or with ``params.reference = "shuffled"`` the shuffled person."""
-        shuffled = card.params.get("reference") == "shuffled"
+        shuffled = card.reference == "shuffled"
         return ReferenceRow.SHUFFLED if shuffled else ReferenceRow.PERSON
 
     @classmethod

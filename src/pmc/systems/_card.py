@@ -13,7 +13,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from pmc.errors import InputError
+from pmc.errors import InputError, PmcError
 from pmc.io import schema_version
 
 CARD_SCHEMA_VERSION = 1
@@ -45,7 +45,18 @@ class SystemCard:
         frame_ms: Live input frame length.
         concurrency: Rollouts that may run at once against it.
         turn_detection: The endpointer settings, as the adapter understands them.
-        params: Anything else the adapter takes.
+        params: The adapter's own parameters (its ``PARAMS`` record says which it takes).
+        point_kinds: The point kinds it is put at (None: every kind).
+        preload_timeout_s: How long its preload may take (None: the handshake's limit).
+        recall_latency_ms: The person's answer latency at recall points, where no recording
+            has one (None: the protocol's).
+        reference: Which reply the person replays: ``own`` or ``shuffled`` (None: own).
+        ray_resources: Ray resources each of its streaming workers takes (none: the default
+            pool).
+
+    The last five are protocol settings that the harness reads. A card file writes them in its
+    ``[params]`` table, and :meth:`to_dict` keeps them there, so cards and run records read as
+    they always have; a card made in code may give them in ``params`` too.
     """
 
     name: str
@@ -59,7 +70,34 @@ class SystemCard:
     concurrency: int = 1
     turn_detection: dict[str, Any] = field(default_factory=dict)
     params: dict[str, Any] = field(default_factory=dict)
+    point_kinds: tuple[str, ...] | None = None
+    preload_timeout_s: float | None = None
+    recall_latency_ms: float | None = None
+    reference: str | None = None
+    ray_resources: dict[str, float] = field(default_factory=dict)
     schema_version: int = CARD_SCHEMA_VERSION
+
+    def __post_init__(self) -> None:
+        """Take the protocol settings out of ``params``, checked (a ValueError says which)."""
+        given = {k: self.params[k] for k in PROTOCOL_PARAMS if k in self.params}
+        if not given:
+            return
+        fields = _protocol_fields(given)
+        object.__setattr__(self, "params", {k: v for k, v in self.params.items() if k not in given})
+        for key, value in fields.items():
+            object.__setattr__(self, key, value)
+
+    def protocol_params(self) -> dict[str, Any]:
+        """The protocol settings this card sets, as its ``[params]`` table writes them."""
+        out: dict[str, Any] = {}
+        if self.point_kinds is not None:
+            out["point_kinds"] = list(self.point_kinds)
+        for key in ("preload_timeout_s", "recall_latency_ms", "reference"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        if self.ray_resources:
+            out["ray_resources"] = dict(self.ray_resources)
+        return out
 
     @property
     def frame_samples(self) -> int:
@@ -80,7 +118,7 @@ class SystemCard:
             "frame_ms": self.frame_ms,
             "concurrency": self.concurrency,
             "turn_detection": self.turn_detection,
-            "params": self.params,
+            "params": {**self.params, **self.protocol_params()},
         }
 
     @classmethod
@@ -101,6 +139,48 @@ class SystemCard:
             params=dict(data.get("params", {})),
             schema_version=version,
         )
+
+
+PROTOCOL_PARAMS = (
+    "point_kinds",
+    "preload_timeout_s",
+    "recall_latency_ms",
+    "reference",
+    "ray_resources",
+)
+"""The keys of a card's ``[params]`` that are protocol settings, typed fields of the card."""
+
+REFERENCES = ("own", "shuffled")
+"""What ``params.reference`` may say: the person replays its own reply, or another point's."""
+
+
+def _protocol_fields(given: dict[str, Any]) -> dict[str, Any]:
+    """The protocol settings as the card's fields; a ValueError names the one that is wrong."""
+    out: dict[str, Any] = {}
+    for key, value in given.items():
+        if key == "point_kinds":
+            if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+                raise ValueError(f"params.point_kinds must be a list of point kinds, not {value!r}")
+            out[key] = tuple(value)
+        elif key in ("preload_timeout_s", "recall_latency_ms"):
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise ValueError(f"params.{key} must be a number of at least 0, not {value!r}")
+            out[key] = float(value) if isinstance(value, float) else value
+        elif key == "reference":
+            if value not in REFERENCES:
+                raise ValueError(f"params.reference is 'own' or 'shuffled', not {value!r}")
+            out[key] = value
+        elif key == "ray_resources":
+            if not isinstance(value, dict) or not all(
+                isinstance(k, str) and isinstance(v, int | float) and not isinstance(v, bool)
+                for k, v in value.items()
+            ):
+                raise ValueError(
+                    f"params.ray_resources must be a table of resource names to amounts, "
+                    f"not {value!r}"
+                )
+            out[key] = dict(value)
+    return out
 
 
 _KNOWN = {
@@ -138,19 +218,48 @@ def load_card(path: Path) -> SystemCard:
     for key, kind in (("sample_rate", int), ("frame_ms", int), ("concurrency", int)):
         if key in data and (not isinstance(data[key], kind) or data[key] <= 0):
             raise InputError(path, f"'{key}' must be a positive integer", key)
-    card = SystemCard(
-        name=path.stem,
-        adapter=data["adapter"],
-        family=family,
-        description=str(data.get("description", "")),
-        endpoint=data.get("endpoint"),
-        api_key_env=data.get("api_key_env"),
-        sample_rate=data.get("sample_rate", 24_000),
-        frame_ms=data.get("frame_ms", FRAME_MS[family.value]),
-        concurrency=data.get("concurrency", 1),
-        turn_detection=dict(data.get("turn_detection", {})),
-        params=dict(data.get("params", {})),
-    )
+    params = data.get("params", {})
+    if not isinstance(params, dict):
+        raise InputError(path, "'params' must be a table", "params")
+    try:
+        card = SystemCard(
+            name=path.stem,
+            adapter=data["adapter"],
+            family=family,
+            description=str(data.get("description", "")),
+            endpoint=data.get("endpoint"),
+            api_key_env=data.get("api_key_env"),
+            sample_rate=data.get("sample_rate", 24_000),
+            frame_ms=data.get("frame_ms", FRAME_MS[family.value]),
+            concurrency=data.get("concurrency", 1),
+            turn_detection=dict(data.get("turn_detection", {})),
+            params=dict(params),
+        )
+    except ValueError as exc:
+        key = str(exc).split(" ", 1)[0].removeprefix("params.")
+        raise InputError(path, str(exc), f"params.{key}") from None
     if card.sample_rate * card.frame_ms % 1000:
         raise InputError(path, "a frame must be a whole number of samples", "frame_ms")
+    _check_params(card, path)
     return card
+
+
+def _check_params(card: SystemCard, path: Path) -> None:
+    """Refuse a parameter the card's adapter does not take, or one of the wrong type.
+
+    An adapter that is not registered here (an optional extra, a package not installed) is
+    checked when a run first asks for it.
+    """
+    from pmc.systems._adapter import ADAPTERS  # the registry knows the adapters' records
+    from pmc.systems._params import ParamError, parse_params
+
+    try:
+        factory = ADAPTERS.get(card.adapter)
+    except PmcError:
+        return  # a package's entry point that does not load: said when it is used
+    if factory is None:
+        return
+    try:
+        parse_params(factory.PARAMS, card.params, card.adapter)
+    except ParamError as exc:
+        raise InputError(path, str(exc), f"params.{exc.key}") from None

@@ -18,7 +18,8 @@ import math
 import re
 import threading
 from collections.abc import Iterable, Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import soxr
@@ -27,7 +28,7 @@ from pmc.asr import Transcriber, create_transcriber
 from pmc.audio import SAMPLE_RATE, FloatArray, resample
 from pmc.clock import NS_PER_S, Clock
 from pmc.errors import PmcError
-from pmc.systems._adapter import EventKind, register_adapter
+from pmc.systems._adapter import EventKind, adapter_params, register_adapter
 from pmc.systems._baselines import CHUNK_S, spoken
 from pmc.systems._card import SystemCard
 from pmc.systems._local import LocalAdapter
@@ -229,6 +230,18 @@ class SilenceEndpointer:
         return ended
 
 
+@dataclass(frozen=True)
+class EndpointerParams:
+    """An endpointer cascade card's ``[params]``."""
+
+    reply_latency_ms: float = REPLY_LATENCY_MS
+    """From the endpoint to the reply's first sample."""
+    interrupt_ms: float | Literal[False] = INTERRUPT_MS
+    """Speech heard over its reply for this long stops it; false: it never stops."""
+    reply_text: str = REPLY_TEXT
+    """What it says where its extractive answer finds nothing to say."""
+
+
 @register_adapter("endpointer-cascade")
 class EndpointerCascade(LocalAdapter):
     """Silero VAD endpointing, faster-whisper tiny.en, an extractive reply spoken by Piper.
@@ -245,30 +258,32 @@ class EndpointerCascade(LocalAdapter):
     """
 
     VERSION = "1"
+    PARAMS: ClassVar[type[Any]] = EndpointerParams
+    params: EndpointerParams
 
     def __init__(self, card: SystemCard, clock: Clock) -> None:
         super().__init__(card, clock)
-        turns, params = card.turn_detection, card.params
+        turns = card.turn_detection
         silence_ms = number(card, turns, "silence_ms", SILENCE_MS)
         threshold = number(card, turns, "threshold", THRESHOLD)
         min_speech_ms = number(card, turns, "min_speech_ms", MIN_SPEECH_MS)
-        latency_ms = number(card, params, "reply_latency_ms", REPLY_LATENCY_MS)
+        latency_ms = float(self.params.reply_latency_ms)
         if silence_ms <= 0 or min_speech_ms < 0 or latency_ms < 0 or not 0 < threshold <= 1:
             raise PmcError(
                 f"system card {card.name}: need silence_ms > 0, min_speech_ms >= 0, "
                 "reply_latency_ms >= 0 and 0 < threshold <= 1"
             )
-        interrupt = params.get("interrupt_ms", INTERRUPT_MS)
+        interrupt = self.params.interrupt_ms
         self.interrupt_windows: int | None = None
         if interrupt is not False:
-            interrupt_ms = number(card, params, "interrupt_ms", INTERRUPT_MS)
+            interrupt_ms = float(interrupt)
             if interrupt_ms < 0:
                 raise PmcError(f"system card {card.name}: need interrupt_ms >= 0 (or false)")
             self.interrupt_windows = max(1, math.ceil(interrupt_ms * VAD_RATE / 1000 / WINDOW))
         self._heard_windows = 0
         self._reply_task: asyncio.Task[None] | None = None
         self._speaking_from_ns: int | None = None
-        self.reply_text = str(params.get("reply_text", REPLY_TEXT))
+        self.reply_text = self.params.reply_text
         self.reply_latency_ns = round(latency_ms * NS_PER_S / 1000)
         self.endpointer = SilenceEndpointer(threshold, silence_ms, min_speech_ms)
         self._vad = StreamingVad()
@@ -284,7 +299,7 @@ class EndpointerCascade(LocalAdapter):
         """Load the VAD, the recogniser and the voice once per process."""
         load_model()
         warm_asr()
-        voiced(str(card.params.get("reply_text", REPLY_TEXT)))
+        voiced(adapter_params(card).reply_text)
 
     async def connect(self) -> None:
         """Load the models and voice the fallback reply before the stream starts.

@@ -11,14 +11,21 @@ and scored like every other system's. It answers recall points only (its card's
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from pmc.audio import FloatArray
 from pmc.clock import Clock
 from pmc.llm import LlmClient, LlmError, LlmRequest, create_client
 from pmc.systems._adapter import EventKind, register_adapter
 from pmc.systems._card import SystemCard
-from pmc.systems._endpointer import EndpointerCascade, say_at, transcript, voiced
+from pmc.systems._endpointer import (
+    EndpointerCascade,
+    EndpointerParams,
+    say_at,
+    transcript,
+    voiced,
+)
 
 DEFAULT_MODEL = "openai:gpt-4o"
 """The model whose transcript recall the paper quotes (appendix E)."""
@@ -43,6 +50,14 @@ def history_text(messages: list[dict[str, Any]]) -> str:
     )
 
 
+@dataclass(frozen=True)
+class LlmTextParams(EndpointerParams):
+    """An LLM text card's ``[params]``: the cascade's, and the chat model."""
+
+    model: str = DEFAULT_MODEL
+    """A ``pmc.llm`` spec, ``PROVIDER:MODEL``."""
+
+
 @register_adapter("llm-text")
 class LlmTextAdapter(EndpointerCascade):
     """The endpointer cascade with a chat model in place of its extractive answer.
@@ -54,10 +69,12 @@ class LlmTextAdapter(EndpointerCascade):
     """
 
     VERSION = "1"
+    PARAMS: ClassVar[type[Any]] = LlmTextParams
+    params: LlmTextParams
 
     def __init__(self, card: SystemCard, clock: Clock) -> None:
         super().__init__(card, clock)
-        self.client: LlmClient = create_client(str(card.params.get("model", DEFAULT_MODEL)))
+        self.client: LlmClient = create_client(self.params.model)
 
     @classmethod
     def prepare(cls, card: SystemCard) -> None:

@@ -14,7 +14,8 @@ that does come is still a text event.
 from __future__ import annotations
 
 import json
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -178,6 +179,14 @@ def decode_frame(data: bytes) -> tuple[str | None, dict[str, Any], list[str]]:
 # -- the adapter ----------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class PipecatParams:
+    """A Pipecat websocket card's ``[params]``."""
+
+    wire_rate: int = WIRE_RATE
+    """The rate of the audio frames on the wire."""
+
+
 @register_adapter("pipecat-websocket")
 class PipecatWebsocket(WebsocketAdapter):
     """The client's side of a Pipecat websocket bot: ``AudioRawFrame`` out, its frames back.
@@ -190,10 +199,12 @@ class PipecatWebsocket(WebsocketAdapter):
 
     VERSION = "1"
     SENDS_TEXT = False  # Pipecat's websocket output transport never forwards the bot's words
+    PARAMS: ClassVar[type[Any]] = PipecatParams
+    params: PipecatParams
 
     def __init__(self, card: SystemCard, clock: Clock) -> None:
         super().__init__(card, clock)
-        self.wire_rate = int(card.params.get("wire_rate", WIRE_RATE))
+        self.wire_rate = self.params.wire_rate
         self._playing_until_ns = 0
         """Where the bot's queued audio ends on the harness clock (as the trace plays it)."""
 

@@ -24,7 +24,8 @@ import time
 import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 import soxr
@@ -32,7 +33,7 @@ import soxr
 from pmc.audio import FloatArray, to_pcm16
 from pmc.clock import NS_PER_S, Clock, VirtualClock
 from pmc.errors import PmcError
-from pmc.systems._adapter import EventKind, register_adapter
+from pmc.systems._adapter import EventKind, adapter_params, register_adapter
 from pmc.systems._card import SystemCard
 from pmc.systems._endpointer import REPLY_TEXT, number, speak_reply, voiced, warm_asr
 from pmc.systems._local import LocalAdapter
@@ -132,6 +133,17 @@ def _warm_models() -> None:
         modules["v3"].LocalSmartTurnAnalyzerV3(sample_rate=PIPECAT_RATE)
 
 
+@dataclass(frozen=True)
+class SmartTurnParams:
+    """A Smart Turn cascade card's ``[params]``."""
+
+    reply_latency_ms: float = REPLY_LATENCY_MS
+    """From the turn's end (Smart Turn's decision) to the reply's first sample."""
+    reply_text: str = REPLY_TEXT
+    interruptions: bool = True
+    """Whether speech over its reply stops it, as Pipecat's interruptions do."""
+
+
 @register_adapter("pipecat-smart-turn")
 class SmartTurnCascade(LocalAdapter):
     """Pipecat's Silero VAD and Smart Turn v3.2 end the turn; the cascade's reply follows.
@@ -150,6 +162,8 @@ class SmartTurnCascade(LocalAdapter):
 
     VERSION = "1"
     EXTRA = "pipecat"
+    PARAMS: ClassVar[type[Any]] = SmartTurnParams
+    params: SmartTurnParams
 
     def __init__(self, card: SystemCard, clock: Clock) -> None:
         super().__init__(card, clock)
@@ -162,13 +176,13 @@ class SmartTurnCascade(LocalAdapter):
             )
         self.vad_params = _settings(card, "vad_", VAD_KEYS)
         self.turn_params = _settings(card, "smart_turn_", TURN_KEYS)
-        latency_ms = number(card, card.params, "reply_latency_ms", REPLY_LATENCY_MS)
+        latency_ms = float(self.params.reply_latency_ms)
         settings = [latency_ms, *self.vad_params.values(), *self.turn_params.values()]
         if min(settings) < 0:
             raise PmcError(f"system card {card.name}: settings must not be negative")
-        self.reply_text = str(card.params.get("reply_text", REPLY_TEXT))
+        self.reply_text = self.params.reply_text
         self.reply_latency_ns = round(latency_ms * NS_PER_S / 1000)
-        self.interruptions = card.params.get("interruptions", True) is not False
+        self.interruptions = self.params.interruptions
         self._reply_task: asyncio.Task[None] | None = None
         self._speaking_from_ns: int | None = None
         # HQ like pmc.audio.resample, streamed so that frame edges leave no seams.
@@ -190,7 +204,7 @@ class SmartTurnCascade(LocalAdapter):
         pipecat()
         _warm_models()
         warm_asr()
-        voiced(str(card.params.get("reply_text", REPLY_TEXT)))
+        voiced(adapter_params(card).reply_text)
 
     async def connect(self) -> None:
         """Build this rollout's analyzers and start listening, before the stream starts."""

@@ -30,9 +30,9 @@ import asyncio
 import os
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -70,6 +70,15 @@ def _audio(item: dict[str, Any]) -> FloatArray:
     return tone(float(item["seconds"]), float(item.get("rms", 0.1)))
 
 
+@dataclass(frozen=True)
+class ScriptedParams:
+    """A scripted card's ``[params]``."""
+
+    say: list[dict[str, Any]] = field(default_factory=list)
+    yield_ms: float | None = None
+    stall_ms: float | None = None
+
+
 @register_adapter("scripted")
 class ScriptedSystem(LocalAdapter):
     """Speaks a script; fails where the test says.
@@ -81,6 +90,8 @@ class ScriptedSystem(LocalAdapter):
 
     refuse: ClassVar[int] = 0
     drop_after_frames: ClassVar[int | None] = None
+    PARAMS: ClassVar[type[Any]] = ScriptedParams
+    params: ScriptedParams
 
     def __init__(self, card: SystemCard, clock: Clock) -> None:
         super().__init__(card, clock)
@@ -91,7 +102,7 @@ class ScriptedSystem(LocalAdapter):
         self.frames_received = 0
         self.samples_received = 0
         # Voiced here, before the stream starts: never inside the real-time loop.
-        self._script = [(dict(line), _audio(dict(line))) for line in card.params.get("say", [])]
+        self._script = [(dict(line), _audio(dict(line))) for line in self.params.say]
 
     async def connect(self) -> None:
         """Refuse if told to."""
@@ -119,7 +130,7 @@ class ScriptedSystem(LocalAdapter):
 
     def _hear(self, samples: FloatArray) -> None:
         """With ``params.yield_ms``: input heard while speaking stops it that long after."""
-        yield_ms = self.card.params.get("yield_ms")
+        yield_ms = self.params.yield_ms
         if yield_ms is None or self.heard_stream_s is not None:
             return
         loud = np.flatnonzero(np.abs(samples) > HEAR_LEVEL)
@@ -144,7 +155,7 @@ class ScriptedSystem(LocalAdapter):
         self.frames_received += 1
         self.samples_received += len(samples)
         self._hear(samples)
-        stall_ms = self.card.params.get("stall_ms")
+        stall_ms = self.params.stall_ms
         if stall_ms and self.frames_received == 50:
             time.sleep(float(stall_ms) / 1000)  # noqa: ASYNC251 - blocks the loop on purpose
         if self.drop_after_frames is not None and self.frames_received > self.drop_after_frames:
@@ -153,6 +164,14 @@ class ScriptedSystem(LocalAdapter):
     async def end_of_input(self) -> None:
         """Note when input was ended."""
         self.commits.append(self.clock.now_ns())
+
+
+@dataclass(frozen=True)
+class HeldParams:
+    """A held card's ``[params]``."""
+
+    release: str = ""
+    waiting: str | None = None
 
 
 @register_adapter("held")
@@ -171,11 +190,13 @@ class HeldSystem(LocalAdapter):
 
     POLL_S = 0.01
     """How often the release file is looked for: 10 ms, short next to a rollout."""
+    PARAMS: ClassVar[type[Any]] = HeldParams
+    params: HeldParams
 
     async def connect(self) -> None:
         """Wait until the release file exists."""
-        release = Path(str(self.card.params["release"]))
-        waiting = self.card.params.get("waiting")
+        release = Path(self.params.release)
+        waiting = self.params.waiting
         if waiting is not None and not await asyncio.to_thread(release.exists):
             # The process it waits in, for a test that kills it (a Ray worker's, say).
             await asyncio.to_thread(Path(str(waiting)).write_text, str(os.getpid()))
@@ -280,6 +301,14 @@ class GatedSystem(LocalAdapter):
         await super().close()
 
 
+@dataclass(frozen=True)
+class StalledParams:
+    """A stalled card's ``[params]``."""
+
+    stall: Literal["connect", "preload"] = "connect"
+    stall_s: float | None = None
+
+
 @register_adapter("stalled")
 class StalledSystem(LocalAdapter):
     """Stalls in its connect or its preload (``params.stall``), for ``params.stall_s``.
@@ -294,6 +323,8 @@ class StalledSystem(LocalAdapter):
     """Default stall: far beyond a test's limit (tens of ms), and short enough that a test
     whose limit is not enforced fails in seconds instead of hanging."""
     closed: ClassVar[int] = 0
+    PARAMS: ClassVar[type[Any]] = StalledParams
+    params: StalledParams
 
     async def connect(self) -> None:
         """Stall here if ``params.stall`` is ``connect``."""
@@ -304,9 +335,9 @@ class StalledSystem(LocalAdapter):
         await self._stall("preload")
 
     async def _stall(self, where: str) -> None:
-        if self.card.params.get("stall", "connect") != where:
+        if self.params.stall != where:
             return
-        stall_s = float(self.card.params.get("stall_s", self.STALL_S))
+        stall_s = float(self.STALL_S if self.params.stall_s is None else self.params.stall_s)
         await asyncio.sleep(stall_s)
         raise TransportError(f"stalled {stall_s:g} s in {where} and no limit ended it (stalled)")
 

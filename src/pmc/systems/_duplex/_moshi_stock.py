@@ -28,7 +28,8 @@ back (:mod:`pmc.systems._duplex._pool`).
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from websockets.asyncio.client import ClientConnection
@@ -51,6 +52,18 @@ from pmc.systems._duplex import _opus, _pool
 from pmc.systems._websocket import WebsocketAdapter
 
 
+@dataclass(frozen=True)
+class MoshiParams:
+    """A Moshi-protocol card's ``[params]``."""
+
+    identity_prompt: bool = False
+    """Send the point's identity prompt (PersonaPlex's ``text_prompt``)."""
+    send_seed: bool = False
+    """Send the rollout's seed (PersonaPlex's ``seed``)."""
+    query: dict[str, Any] = field(default_factory=dict)
+    """Fixed query parameters of the endpoint (a PersonaPlex voice prompt)."""
+
+
 class MoshiStockAdapter(WebsocketAdapter):
     """A Moshi-protocol session: Opus frames out; Opus audio and text pieces back.
 
@@ -61,6 +74,8 @@ class MoshiStockAdapter(WebsocketAdapter):
 
     VERSION = "1"
     EXTRA = "duplex-client"  # Opus through sphn (_opus.INSTALL_HINT)
+    PARAMS: ClassVar[type[Any]] = MoshiParams
+    params: MoshiParams
 
     def __init__(self, card: SystemCard, clock: Clock) -> None:
         super().__init__(card, clock)
@@ -86,16 +101,16 @@ class MoshiStockAdapter(WebsocketAdapter):
     def _prompt_query(self, preload: Preload) -> dict[str, str]:
         """PersonaPlex's query parameters, where the card asks for them."""
         query = {}
-        if self.card.params.get("identity_prompt", False):
+        if self.params.identity_prompt:
             query["text_prompt"] = preload.identity_prompt
-        if self.card.params.get("send_seed", False):
+        if self.params.send_seed:
             query["seed"] = str(preload.seed)
         return query
 
     def _url(self, extra: dict[str, str]) -> str:
         """The endpoint with the card's fixed query parameters and ``extra``."""
         endpoint = self.endpoint()
-        fixed = dict(self.card.params.get("query", {}))
+        fixed = dict(self.params.query)
         query = {str(k): str(v) for k, v in fixed.items()} | extra
         if not query:
             return endpoint

@@ -20,11 +20,13 @@ text before the history), ``send_seed`` (seed the server's sampling per rollout)
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from pmc.audio import FloatArray, to_pcm16
 from pmc.duplex import HISTORY_CHUNK_BYTES, Kind
 from pmc.systems._adapter import EventKind, Preload, SystemEvent, register_adapter
-from pmc.systems._duplex._moshi_stock import MoshiStockAdapter
+from pmc.systems._duplex._moshi_stock import MoshiParams, MoshiStockAdapter
 
 PRELOAD_VERSION = 1
 """The header's format; the server refuses one it does not know."""
@@ -53,11 +55,21 @@ def preload_header(
     return bytes([Kind.PRELOAD]) + json.dumps(header).encode()
 
 
+@dataclass(frozen=True)
+class PreloadedParams(MoshiParams):
+    """A preload-route card's ``[params]``: the Moshi protocol's, and the history's cap."""
+
+    max_history_frames: int | None = None
+    """The most history frames the server forces (None: the server's own cap)."""
+
+
 @register_adapter("moshi-preloaded")
 class MoshiPreloadedAdapter(MoshiStockAdapter):
     """The stock protocol after a teacher-forced history, on ``pmc serve-duplex``."""
 
     VERSION = "1"
+    PARAMS: ClassVar[type[Any]] = PreloadedParams
+    params: PreloadedParams
 
     async def preload(self, preload: Preload) -> None:
         """Send the history, wait for the server to force it, then for the handshake."""
@@ -66,14 +78,11 @@ class MoshiPreloadedAdapter(MoshiStockAdapter):
                 f"the two history tracks differ in length "
                 f"({len(preload.user_audio)} and {len(preload.system_audio)} samples)"
             )
-        params = self.card.params
+        params = self.params
         ws = await self.open(self._url({}))
         messages = [
             preload_header(
-                preload,
-                bool(params.get("identity_prompt", False)),
-                bool(params.get("send_seed", False)),
-                params.get("max_history_frames"),
+                preload, params.identity_prompt, params.send_seed, params.max_history_frames
             ),
             *_chunks(Kind.USER_HISTORY, preload.user_audio),
             *_chunks(Kind.SYSTEM_HISTORY, preload.system_audio),

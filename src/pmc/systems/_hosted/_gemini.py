@@ -19,7 +19,8 @@ travels in the ``x-goog-api-key`` header, as Google's own SDK sends it, never in
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from pmc.audio import FloatArray
 from pmc.clock import Clock
@@ -28,13 +29,14 @@ from pmc.systems._adapter import (
     Preload,
     RetryReason,
     SystemEvent,
+    adapter_params,
     register_adapter,
     unknown_signal,
 )
 from pmc.systems._card import SystemCard
 from pmc.systems._hosted._history import HistoryMode, history_mode, history_turns
 from pmc.systems._hosted._pcm import encode
-from pmc.systems._hosted._session import HostedAdapter
+from pmc.systems._hosted._session import HostedAdapter, HostedParams
 
 SERVER_FIELDS = frozenset(
     {
@@ -55,6 +57,18 @@ DEFAULT_VOICE = "Kore"
 DEFAULT_MODEL = "models/gemini-3.1-flash-live-preview"
 
 
+@dataclass(frozen=True)
+class GeminiParams(HostedParams):
+    """A Gemini Live card's ``[params]``."""
+
+    model: str = DEFAULT_MODEL
+    voice: str = DEFAULT_VOICE
+    activity_handling: str = "START_OF_ACTIVITY_INTERRUPTS"
+    """Gemini's ``realtimeInputConfig.activityHandling``."""
+    input_rate: int = 24_000
+    """The rate live audio is sent at."""
+
+
 @register_adapter("gemini-live")
 class GeminiLive(HostedAdapter):
     """Gemini Live.
@@ -68,20 +82,20 @@ class GeminiLive(HostedAdapter):
     VERSION = "2"
     HEARS_WHILE_SPEAKING = True
     ENDPOINTS_TALK_OVER = True  # its activity detection is set once, at setup
+    PARAMS: ClassVar[type[Any]] = GeminiParams
+    params: GeminiParams
 
     def __init__(self, card: SystemCard, clock: Clock) -> None:
         super().__init__(card, clock)
-        self.model = str(card.params.get("model", DEFAULT_MODEL))
-        self.voice = str(card.params.get("voice", DEFAULT_VOICE))
-        self.activity_handling = str(
-            card.params.get("activity_handling", "START_OF_ACTIVITY_INTERRUPTS")
-        )
+        self.model = self.params.model
+        self.voice = self.params.voice
+        self.activity_handling = self.params.activity_handling
         self._activity_open = False
 
     @classmethod
     def wire_input_rate(cls, card: SystemCard) -> int:
         """24 kHz unless the card sets ``params.input_rate``."""
-        return int(card.params.get("input_rate", cls.INPUT_RATE))
+        return int(adapter_params(card).input_rate)
 
     def auth_headers(self, key: str) -> dict[str, str]:
         """The API key header Google's SDK uses."""

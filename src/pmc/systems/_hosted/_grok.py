@@ -12,12 +12,13 @@ the paper's own code lacked this, docs/decisions.md section 6). The wait is reco
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from pmc.clock import NS_PER_S, Clock
 from pmc.systems._adapter import EventKind, Preload, SystemEvent, register_adapter
 from pmc.systems._card import SystemCard
-from pmc.systems._hosted._openai import RealtimeEvents
+from pmc.systems._hosted._openai import RealtimeEvents, RealtimeParams
 
 COMMIT_SETTLE_S = 0.5
 """Wait after ``input_audio_buffer.committed`` before asking for a response (paper App. C)."""
@@ -25,6 +26,15 @@ COMMITTED_TIMEOUT_S = 5.0
 """How long to wait for ``committed`` before asking anyway (and saying so in the trace)."""
 DEFAULT_VOICE = "eve"
 """The voice of the paper's Grok runs (docs/decisions.md section 1)."""
+
+
+@dataclass(frozen=True)
+class GrokParams(RealtimeParams):
+    """A Grok Voice card's ``[params]``."""
+
+    voice: str = DEFAULT_VOICE
+    commit_settle_s: float = COMMIT_SETTLE_S
+    """How long after a commit the client waits for xAI to acknowledge it."""
 
 
 @register_adapter("grok-voice")
@@ -36,11 +46,12 @@ class GrokVoice(RealtimeEvents):
     """
 
     VERSION = "1"
+    PARAMS: ClassVar[type[Any]] = GrokParams
+    params: GrokParams
 
     def __init__(self, card: SystemCard, clock: Clock) -> None:
         super().__init__(card, clock)
-        self.voice = str(card.params.get("voice", DEFAULT_VOICE))
-        self.settle_s = float(card.params.get("commit_settle_s", COMMIT_SETTLE_S))
+        self.settle_s = float(self.params.commit_settle_s)
         self._committed = asyncio.Event()
         self._committed_ns = 0
 

@@ -16,7 +16,7 @@ from enum import StrEnum
 
 from pmc.audio import SAMPLE_RATE, FloatArray, resample
 from pmc.errors import PmcError
-from pmc.systems._adapter import Preload
+from pmc.systems._adapter import Preload, adapter_params
 from pmc.systems._card import SystemCard
 
 
@@ -48,24 +48,14 @@ class HistoryTurn:
         return resample(self.audio, SAMPLE_RATE, rate)
 
 
-def _mode(card: SystemCard, key: str, default: HistoryMode) -> HistoryMode:
-    value = card.params.get(key, default.value)
-    try:
-        return HistoryMode(value)
-    except ValueError:
-        raise PmcError(
-            f"system card {card.name}: params.{key} is 'text' or 'audio', not {value!r}"
-        ) from None
-
-
 def history_mode(card: SystemCard) -> HistoryMode:
     """The card's history mode (text unless it says audio)."""
-    return _mode(card, "history", HistoryMode.TEXT)
+    return HistoryMode(adapter_params(card).history)
 
 
 def assistant_mode(card: SystemCard) -> HistoryMode:
     """How the system's own turns go in audio mode: as audio unless the card says text."""
-    return _mode(card, "assistant_history", HistoryMode.AUDIO)
+    return HistoryMode(adapter_params(card).assistant_history)
 
 
 def history_turns(preload: Preload, card: SystemCard) -> list[HistoryTurn]:

@@ -32,7 +32,7 @@ from pmc.systems._adapter import (
 from pmc.systems._card import SystemCard
 from pmc.systems._hosted._history import history_turns
 from pmc.systems._hosted._pcm import encode
-from pmc.systems._hosted._session import HostedAdapter, without_audio
+from pmc.systems._hosted._session import HostedAdapter, HostedParams, without_audio
 
 SERVER_EVENTS = frozenset(
     """
@@ -93,6 +93,13 @@ class _Item:
     samples: int = 0
 
 
+@dataclass(frozen=True)
+class RealtimeParams(HostedParams):
+    """An OpenAI Realtime card's ``[params]``."""
+
+    voice: str = DEFAULT_MODEL_VOICE
+
+
 class RealtimeEvents(HostedAdapter):
     """The OpenAI event vocabulary, shared by OpenAI Realtime and xAI's Grok Voice.
 
@@ -101,10 +108,12 @@ class RealtimeEvents(HostedAdapter):
 
     SERVER_EVENTS: ClassVar[frozenset[str]] = SERVER_EVENTS
     HEARS_WHILE_SPEAKING = True  # listen() turns the card's turn detection back on
+    PARAMS: ClassVar[type[Any]] = RealtimeParams
+    params: RealtimeParams
 
     def __init__(self, card: SystemCard, clock: Clock) -> None:
         super().__init__(card, clock)
-        self.voice = str(card.params.get("voice", DEFAULT_MODEL_VOICE))
+        self.voice = self.params.voice
         # A barge-in cancels the answer unless the card turns that off (API default: on).
         self.barge_in = bool(card.turn_detection.get("interrupt_response", True))
         self._cancelled: set[str] = set()

@@ -17,7 +17,8 @@ import json
 import logging
 import os
 from abc import abstractmethod
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
 from pmc.audio import FloatArray
@@ -52,6 +53,18 @@ def api_key(card: SystemCard) -> str:
     return value
 
 
+@dataclass(frozen=True)
+class HostedParams:
+    """What every hosted card's ``[params]`` may set."""
+
+    handshake_timeout_s: float | None = None
+    """How long the session may take to open (None: :data:`HANDSHAKE_TIMEOUT_S`)."""
+    history: Literal["text", "audio"] = "text"
+    """How the history reaches the model: as text messages, or as the recorded audio."""
+    assistant_history: Literal["text", "audio"] = "audio"
+    """With ``history = "audio"``: the system seat's own past turns as audio or as text."""
+
+
 class HostedAdapter(WebsocketAdapter):
     """A hosted real-time API over one websocket of JSON messages.
 
@@ -66,11 +79,14 @@ class HostedAdapter(WebsocketAdapter):
     """The rate live audio is sent at, unless :meth:`wire_input_rate` says otherwise."""
     OUTPUT_RATE: ClassVar[int] = 24_000
     """The rate the server's audio comes at (the card's ``sample_rate`` must equal it)."""
+    PARAMS: ClassVar[type[Any]] = HostedParams
+    params: HostedParams
 
     def __init__(self, card: SystemCard, clock: Clock) -> None:
         super().__init__(card, clock)
         self.check_card(card)
-        self.timeout_s = float(card.params.get("handshake_timeout_s", HANDSHAKE_TIMEOUT_S))
+        timeout_s = self.params.handshake_timeout_s
+        self.timeout_s = float(HANDSHAKE_TIMEOUT_S if timeout_s is None else timeout_s)
         self.endpointing = True
         """Whether the server's turn detection decides the live turn (see Preload)."""
         self.decoder = DeltaDecoder()
