@@ -32,6 +32,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"duplex"}),  # the full-duplex server; its wire format is shared with clients
     frozenset({"systems"}),  # cards and adapters, beside the stages, used by the harness
     frozenset({"corpus"}),
+    frozenset({"hub", "demo"}),  # fetching Seamless from the Hub; synthesising the demo corpus
     frozenset({"labels"}),
     frozenset({"review"}),  # human review of the labels; the points stage reads its decisions
     frozenset({"points"}),

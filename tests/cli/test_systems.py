@@ -160,5 +160,5 @@ def test_the_wheel_carries_every_card_and_the_demo_s_data(wheel: Path) -> None:
     assert cards == {f"pmc/systems/cards/{name}.toml" for name in BUNDLED}
     for data in ("pmc/report/data/report.css", "pmc/points/fact_bank.json", "pmc/py.typed"):
         assert data in names
-    scripts = {p.name for p in (ROOT / "src/pmc/corpus/demo_scripts").glob("*.txt")}
-    assert {f"pmc/corpus/demo_scripts/{s}" for s in scripts} <= names
+    scripts = {p.name for p in (ROOT / "src/pmc/demo/scripts").glob("*.txt")}
+    assert {f"pmc/demo/scripts/{s}" for s in scripts} <= names

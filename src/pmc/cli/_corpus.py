@@ -22,25 +22,20 @@ from pmc.corpus import (
     ANY_SEAMLESS_LABEL,
     MIN_DURATION_S,
     SEAMLESS_LABELS,
-    SEAMLESS_SPLITS,
     Channel,
     CorpusSource,
-    DownloadOutcome,
-    FetchSummary,
     FolderSource,
     ImportSummary,
     Scan,
     SeamlessSource,
     Skipped,
-    build_demo,
     corpus_dir,
     corpus_stats,
-    fetch_seamless,
     import_corpus,
     read_corpus,
-    recall_facts,
-    script_paths,
 )
+from pmc.demo import build_demo, recall_facts, script_paths
+from pmc.hub import SEAMLESS_SPLITS, DownloadOutcome, FetchSummary, fetch_seamless
 from pmc.points import RECALL_FACTS_FILE
 
 DEMO_SOURCE_DIR = "demo-source"

@@ -13,7 +13,7 @@ from pmc.cli._report import report_command
 from pmc.cli._run import load_cards, run_command
 from pmc.cli._score import score_command
 from pmc.cli._ui import QUIET_NEXT, command_line, next_step, systems_dir_option
-from pmc.corpus import script_paths
+from pmc.demo import script_paths
 from pmc.harness import Run, runs_dir
 from pmc.scoring import embedding_model_path
 from pmc.systems import Family, SystemCard, adapter_factory, extra_installed

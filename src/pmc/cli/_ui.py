@@ -111,7 +111,7 @@ def next_step(*commands: str, why: str = "") -> None:
 def byte_progress_bar() -> Iterator[Callable[[str, int], Callable[[int], None]]]:
     """Byte progress bars on standard error, one per file; yields ``start(what, total) -> advance``.
 
-    ``advance(n)`` adds ``n`` bytes to that file's bar (the shape of ``pmc.corpus.ByteStart``).
+    ``advance(n)`` adds ``n`` bytes to that file's bar (the shape of ``pmc.hub.ByteStart``).
     The bars appear with the first file, so a command that fails before one prints only its error.
     """
     with ExitStack() as stack:

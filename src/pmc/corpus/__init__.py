@@ -1,22 +1,18 @@
-"""Corpus stage: read a source (Seamless Interaction, a folder, the demo) into conversations."""
+"""Corpus stage: read a source (Seamless Interaction, a folder, the demo) into conversations.
 
-from pmc.corpus._demo import (
-    GROUND_TRUTH_DIR,
-    DemoConversation,
-    GroundTruth,
-    build_demo,
-    read_ground_truth,
-    recall_facts,
-    script_paths,
-)
-from pmc.corpus._demo_timeline import GroundTruthEvent, GroundTruthKind
-from pmc.corpus._fetch import HUB_REPO_ID, SEAMLESS_SPLITS, FetchSummary, fetch_seamless
+Fetching Seamless Interaction from the Hub is :mod:`pmc.hub`; synthesising the demo corpus, in
+the Seamless layout this stage reads, is :mod:`pmc.demo`.
+"""
+
 from pmc.corpus._folder import FolderSource
-from pmc.corpus._hub import ByteAdvance, ByteStart, DownloadOutcome
 from pmc.corpus._import import MIN_DURATION_S, ImportSummary, import_corpus
 from pmc.corpus._info import CorpusStats, corpus_stats
-from pmc.corpus._records import WordStats
+from pmc.corpus._records import WordStats, activity_from_words
 from pmc.corpus._seamless import ANY_SEAMLESS_LABEL, SEAMLESS_LABELS, SeamlessSource
+from pmc.corpus._seamless import FILE_ID as SEAMLESS_FILE_ID
+from pmc.corpus._seamless import SPLITS as SEAMLESS_FOLDER_SPLITS
+from pmc.corpus._seamless import TRANSCRIPT_KEY as SEAMLESS_TRANSCRIPT_KEY
+from pmc.corpus._seamless import VAD_KEY as SEAMLESS_VAD_KEY
 from pmc.corpus._source import CorpusSource, Filtered, FilterReason, Scan, Skipped
 from pmc.corpus._store import conversation_paths, corpus_dir, read_conversation, read_corpus
 from pmc.corpus._types import (
@@ -33,27 +29,20 @@ from pmc.corpus._types import (
 __all__ = [
     "ANY_SEAMLESS_LABEL",
     "CONVERSATION_SCHEMA_VERSION",
-    "GROUND_TRUTH_DIR",
-    "HUB_REPO_ID",
     "MIN_DURATION_S",
+    "SEAMLESS_FILE_ID",
+    "SEAMLESS_FOLDER_SPLITS",
     "SEAMLESS_LABELS",
-    "SEAMLESS_SPLITS",
+    "SEAMLESS_TRANSCRIPT_KEY",
+    "SEAMLESS_VAD_KEY",
     "Activity",
-    "ByteAdvance",
-    "ByteStart",
     "Channel",
     "Conversation",
     "CorpusSource",
     "CorpusStats",
-    "DemoConversation",
-    "DownloadOutcome",
-    "FetchSummary",
     "FilterReason",
     "Filtered",
     "FolderSource",
-    "GroundTruth",
-    "GroundTruthEvent",
-    "GroundTruthKind",
     "ImportSummary",
     "Scan",
     "SeamlessSource",
@@ -63,15 +52,11 @@ __all__ = [
     "Word",
     "WordSource",
     "WordStats",
-    "build_demo",
+    "activity_from_words",
     "conversation_paths",
     "corpus_dir",
     "corpus_stats",
-    "fetch_seamless",
     "import_corpus",
     "read_conversation",
     "read_corpus",
-    "read_ground_truth",
-    "recall_facts",
-    "script_paths",
 ]

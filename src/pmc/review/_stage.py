@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pmc import io
-from pmc.corpus import GROUND_TRUTH_DIR, read_ground_truth
+from pmc.demo import GROUND_TRUTH_DIR, read_ground_truth
 from pmc.errors import InputError, PmcError
 from pmc.labels import Labels, labels_dir, read_labels
 from pmc.review._compare import decisions_table, engine_table, engine_vs_human, reviewers_table

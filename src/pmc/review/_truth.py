@@ -6,7 +6,7 @@ mark. Loaded as the reviewer ``truth``, it exercises the whole comparison offlin
 
 from __future__ import annotations
 
-from pmc.corpus import GroundTruth, GroundTruthKind
+from pmc.demo import GroundTruth, GroundTruthKind
 from pmc.labels import LabelKind, Labels
 from pmc.review._human import human_label
 from pmc.review._types import Decision, Reason, Window, WindowKind

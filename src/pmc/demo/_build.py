@@ -20,8 +20,11 @@ from typing import Any
 import numpy as np
 
 from pmc import audio, io
-from pmc.corpus._demo_script import Script, parse_script
-from pmc.corpus._demo_timeline import (
+from pmc.corpus import SEAMLESS_TRANSCRIPT_KEY as TRANSCRIPT_KEY
+from pmc.corpus import SEAMLESS_VAD_KEY as VAD_KEY
+from pmc.corpus import Channel, Word, activity_from_words
+from pmc.demo._script import Script, parse_script
+from pmc.demo._timeline import (
     GROUND_TRUTH_SCHEMA_VERSION,
     DemoTimeline,
     GroundTruthEvent,
@@ -29,9 +32,6 @@ from pmc.corpus._demo_timeline import (
     PlacedWord,
     build_timeline,
 )
-from pmc.corpus._records import activity_from_words
-from pmc.corpus._seamless import TRANSCRIPT_KEY, VAD_KEY
-from pmc.corpus._types import Channel, Word
 from pmc.errors import InputError
 from pmc.tts import PITCH_B, Utterance, synthesize
 
@@ -74,7 +74,7 @@ class DemoConversation:
 
 def script_paths() -> list[Path]:
     """The bundled scripts, in order."""
-    folder = resources.files("pmc.corpus").joinpath("demo_scripts")
+    folder = resources.files("pmc.demo").joinpath("scripts")
     return sorted(Path(str(p)) for p in folder.iterdir() if p.name.endswith(".txt"))
 
 

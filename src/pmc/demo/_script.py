@@ -1,4 +1,4 @@
-"""The dialogue-script format of the bundled demo corpus (``demo_scripts/README.md``)."""
+"""The dialogue-script format of the bundled demo corpus (``scripts/README.md``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from pmc.corpus._types import Channel
+from pmc.corpus import Channel
 from pmc.errors import InputError
 
 DEFAULT_GAP_S = 0.3

@@ -6,9 +6,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import pmc.corpus._demo as demo_module
+import pmc.demo._build as demo_module
 from pmc.cli import cli
-from pmc.corpus import Channel, SeamlessSource, build_demo, import_corpus, read_corpus
+from pmc.corpus import Channel, SeamlessSource, import_corpus, read_corpus
+from pmc.demo import build_demo
 
 SCRIPTS = {
     "01_a.txt": """title: Lake

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from pmc.corpus import Channel
-from pmc.corpus._demo_script import PauseKind, parse_script
-from pmc.corpus._demo_timeline import (
+from pmc.demo._script import PauseKind, parse_script
+from pmc.demo._timeline import (
     BACKCHANNEL_DELAY_S,
     BARGE_IN_DELAY_S,
     LEAD_IN_S,

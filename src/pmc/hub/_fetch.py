@@ -23,9 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from pmc import io
-from pmc.corpus._hub import ByteStart, DownloadOutcome, HubRepo, RemoteFile, no_progress
-from pmc.corpus._seamless import FILE_ID, SEAMLESS_LABELS, SPLITS
+from pmc.corpus import SEAMLESS_FILE_ID as FILE_ID
+from pmc.corpus import SEAMLESS_FOLDER_SPLITS as SPLITS
+from pmc.corpus import SEAMLESS_LABELS
 from pmc.errors import PmcError
+from pmc.hub._download import ByteStart, DownloadOutcome, HubRepo, RemoteFile, no_progress
 
 HUB_REPO_ID = "facebook/seamless-interaction"
 SEAMLESS_SPLITS = SPLITS

@@ -1,4 +1,4 @@
-"""Check demo scripts while writing them: ``python -m pmc.corpus.demo_check FILE...``.
+"""Check demo scripts while writing them: ``python -m pmc.demo.check FILE...``.
 
 Parses each script and prints what it exercises (pauses, takes, backchannels, overlaps, barge-ins).
 With ``--synth`` it also places every word with the synthesiser and reports the length.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pmc.corpus._demo_script import Pause, Phrase, parse_script
+from pmc.demo._script import Pause, Phrase, parse_script
 from pmc.errors import InputError
 
 
@@ -33,8 +33,8 @@ def main(argv: list[str]) -> int:
                 f"{sum(t.barge_in is not None for t in script.turns)} barge-ins"
             )
             if synth:
-                from pmc.corpus._demo import _synthesize
-                from pmc.corpus._demo_timeline import GroundTruthKind, build_timeline
+                from pmc.demo._build import _synthesize
+                from pmc.demo._timeline import GroundTruthKind, build_timeline
 
                 timeline = build_timeline(script, _synthesize, str(path))
                 end = max(e.end_conv_s for e in timeline.events if e.kind is GroundTruthKind.TURN)

@@ -2,8 +2,9 @@ from pathlib import Path
 
 import pytest
 
-from pmc.corpus import Channel, script_paths
-from pmc.corpus._demo_script import Pause, PauseKind, Phrase, parse_script
+from pmc.corpus import Channel
+from pmc.demo import script_paths
+from pmc.demo._script import Pause, PauseKind, Phrase, parse_script
 from pmc.errors import InputError
 
 HEADER = """title: t

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from pmc.audio import SAMPLE_RATE, FloatArray
-from pmc.corpus._demo_script import Pause, PauseKind, Phrase, Script, ScriptTurn
-from pmc.corpus._types import Channel
+from pmc.corpus import Channel
+from pmc.demo._script import Pause, PauseKind, Phrase, Script, ScriptTurn
 from pmc.errors import InputError
 from pmc.tts import Utterance
 

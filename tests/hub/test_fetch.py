@@ -14,15 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 from pmc.cli import cli
-from pmc.corpus import (
-    DownloadOutcome,
-    FetchSummary,
-    SeamlessSource,
-    fetch_seamless,
-    import_corpus,
-    read_corpus,
-)
+from pmc.corpus import SeamlessSource, import_corpus, read_corpus
 from pmc.errors import PmcError
+from pmc.hub import DownloadOutcome, FetchSummary, fetch_seamless
 from pmc.testing import FakeParticipant, participant, write_extracted, write_tar
 from pmc.testing.hub import FakeHub, Fault, Origin, files_under
 
@@ -176,7 +170,7 @@ def test_a_killed_run_resumes_with_a_range_request(
     dest = tmp_path / "si"
     hub.arm(SHARDS[1], Fault.STALL, CUT_AT)
     code = (
-        "import sys, pathlib, pmc.corpus as c\n"
+        "import sys, pathlib, pmc.hub as c\n"
         "c.fetch_seamless(pathlib.Path(sys.argv[1]), conversations=2)"
     )
     child = subprocess.Popen([sys.executable, "-c", code, str(dest)], env=dict(os.environ))

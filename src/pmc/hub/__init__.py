@@ -1,0 +1,19 @@
+"""Fetching Seamless Interaction from the Hugging Face Hub, resumably and checked.
+
+One file's download (``_download``: ranged requests, resume, the size and digest checked) and
+what to fetch and extract for a Seamless subset (``_fetch``), ready for
+``pmc corpus import seamless`` (docs/fetching.md).
+"""
+
+from pmc.hub._download import ByteAdvance, ByteStart, DownloadOutcome
+from pmc.hub._fetch import HUB_REPO_ID, SEAMLESS_SPLITS, FetchSummary, fetch_seamless
+
+__all__ = [
+    "HUB_REPO_ID",
+    "SEAMLESS_SPLITS",
+    "ByteAdvance",
+    "ByteStart",
+    "DownloadOutcome",
+    "FetchSummary",
+    "fetch_seamless",
+]
