@@ -228,6 +228,11 @@ class Run:
         root = self.rollouts_dir
         return sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
 
+    def remove_temporaries(self) -> int:
+        """Delete what a killed run left half-written (rollouts, ``run.json``); how many."""
+        found = io.remove_temporaries(self.rollouts_dir)
+        return found + io.remove_temporaries(self.folder, recursive=False)
+
     def rollouts(
         self, systems: Iterable[str] | None = None, states: Collection[RolloutState] = FINISHED
     ) -> Iterator[RolloutEntry]:

@@ -165,8 +165,7 @@ def _joined_record(path: Path, new: RunRecord) -> RunRecord:
 
 def remove_partial_files(run_dir: Path) -> int:
     """Delete temporary files a killed run left behind (rollouts, ``run.json``); how many."""
-    rollouts = io.remove_temporaries(Run(run_dir).rollouts_dir)
-    return rollouts + io.remove_temporaries(run_dir, recursive=False)
+    return Run(run_dir).remove_temporaries()
 
 
 @dataclass(frozen=True)
