@@ -48,13 +48,14 @@ import pytest
 from click.testing import CliRunner
 
 from pmc.cli import cli
-from pmc.duplex import FRAME_SAMPLES
+from pmc.duplex import FRAME_SAMPLES, SAMPLE_RATE
 from pmc.gate import OnsetRule
 from pmc.points import Point, PointKind, read_points
 from pmc.scoring import PauseOutcome, Score, ScoreStatus, read_scores, talk_stretches
 from pmc.systems import bundled_cards
 from pmc.testing.duplex import (
     OPUS_DELAY_S,
+    OPUS_DELAY_SAMPLES,
     OPUS_PRE_ECHO_S,
     DuplexAnswer,
     ListenerBehaviour,
@@ -77,6 +78,8 @@ COMMIT_TOLERANCE_S = 0.002
 CLOCK_TOLERANCE_S = 0.003
 """A fake's stream-clock origin is the harness's ``t0`` plus the least delay a frame took to
 reach it: never earlier, and later by at most this on a machine that is not stalling."""
+TAIL_SAMPLES = round(TOLERANCE_S * SAMPLE_RATE)
+"""How far past a decoded cut its codec's tail may reach and still be measured within tolerance."""
 SEED = 14
 """The fakes' seed (the issue's number)."""
 JITTER_MS = 20.0
@@ -264,12 +267,15 @@ def delivery_s(
     by as long, and its playback places that frame, and every frame queued behind it, as much
     later: a stall on any earlier frame moves the answer too, and the input lateness a trace
     measures does not show it. Each page the fake sends decodes to one frame, so the trace's
-    audio outputs and the fake's sends pair in order.
+    audio outputs and the fake's sends pair in order. The codec puts a sample
+    :data:`OPUS_DELAY_SAMPLES` later in what the client decodes, so the frame that carries it
+    may be the next one; a cut's decoded tail may reach up to the measurement's 3 ms beyond.
     """
     audio = [o for o in trace["outputs"] if o["kind"] == "audio"]
     assert all(o["samples"] == FRAME_SAMPLES for o in audio), [o["samples"] for o in audio]
     assert len(audio) <= len(session.sent_ns), (len(audio), len(session.sent_ns))
-    first = answer.frame * FRAME_SAMPLES + (answer.cut if cut and answer.cut else answer.offset)
+    start = answer.frame * FRAME_SAMPLES + OPUS_DELAY_SAMPLES
+    first = start + (answer.cut + TAIL_SAMPLES if cut and answer.cut else answer.offset)
     worst_ns = 0
     for index, (output, sent_ns) in enumerate(zip(audio, session.sent_ns, strict=False)):
         worst_ns = max(worst_ns, int(output["arrival_ns"]) - sent_ns)
