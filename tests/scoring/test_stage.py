@@ -14,6 +14,7 @@ from pmc.gate import OnsetRule
 from pmc.harness import SCORES_DIR, ProtocolParams, RunSettings, run_rollouts, runs_dir
 from pmc.points import PointKind, read_points
 from pmc.scoring import (
+    WORKER_ENV,
     PauseOutcome,
     Score,
     ScoreSettings,
@@ -113,7 +114,11 @@ def test_scoring_again_keeps_every_score_and_rewrites_identical_files(run: Path)
 def test_a_second_pass_with_the_same_recogniser_keeps_its_workers(
     run: Path, tmp_path: Path
 ) -> None:
-    """Workers load Whisper and the embedder once per program, not once per pass."""
+    """Workers load Whisper and the embedder once per program, not once per pass.
+
+    Each runs in the scoring workers' environment (one thread, glibc's allocator keeping what
+    it freed), whatever the environment of the program that started it.
+    """
     shutil.copytree(run.parent.parent, tmp_path / "w")
     copy = tmp_path / "w" / run.relative_to(run.parent.parent)
     made = {p.relative_to(run): p.read_bytes() for p in (run / "scores").rglob("*") if p.is_file()}
@@ -132,6 +137,10 @@ def test_a_second_pass_with_the_same_recogniser_keeps_its_workers(
         again = {p.relative_to(copy): p.read_bytes() for p in found if p.is_file()}
         assert {k: v for k, v in again.items() if k in made} == made and again.keys() == made.keys()
     assert len(passes[0]) == 2 and passes[1] == passes[0]
+    for pid in passes[0]:
+        lines = Path(f"/proc/{pid}/environ").read_bytes().decode().split("\0")
+        environ = dict(line.split("=", 1) for line in lines if "=" in line)
+        assert {key: environ.get(key) for key in WORKER_ENV} == WORKER_ENV
     close_scoring_pool()
     assert not children() & passes[0]
 

@@ -44,6 +44,7 @@ from pmc.scoring._types import (
     ScoreStatus,
 )
 from pmc.scoring._verdicts import make_judge
+from pmc.scoring._worker import WORKER_ENV
 
 __all__ = [
     "CLIP_JOIN_S",
@@ -51,6 +52,7 @@ __all__ = [
     "DEFAULT_SCORING_ASR",
     "METRICS_VERSION",
     "SCORE_SCHEMA_VERSION",
+    "WORKER_ENV",
     "YIELD_QUIET_S",
     "YIELD_WINDOW_S",
     "ClipScore",

@@ -16,11 +16,22 @@ from pmc.scoring._rollout import score_rollout
 from pmc.scoring._types import ScoreSettings
 
 WORKER: dict[str, Any] = {}
-WORKER_ENV = {"OMP_NUM_THREADS": "1"}
+ALLOCATOR_ENV = {
+    "MALLOC_MMAP_THRESHOLD_": str(64 * 2**20),
+    "MALLOC_TRIM_THRESHOLD_": str(256 * 2**20),
+}
+"""glibc's allocator in a scoring worker: blocks up to 64 MB from its heap, and up to 256 MB of
+freed heap kept. The recogniser takes and frees blocks of tens of megabytes for every clip
+(Whisper's features, CTranslate2's buffers); with glibc's defaults each is mapped, faulted in
+page by page and handed back to the kernel, clip after clip, and a fifth of a worker's CPU time
+was the kernel's: 6.4 of 33 CPU-seconds scoring the shuffled person of the demo's reference run,
+0.2 with these (32 MB and glibc's own trim threshold: no change). No result changes: only where
+the memory comes from."""
+WORKER_ENV = {"OMP_NUM_THREADS": "1", **ALLOCATOR_ENV}
 """Every scoring worker's environment, set before its libraries load: one recogniser thread,
-and one OpenMP thread, whatever the machine. Each changes the order of floating-point sums in
-Whisper, and so its word times (by hundreds of milliseconds on the tests' tracks), and scores
-must not depend on where they were made."""
+and one OpenMP thread, whatever the machine (each changes the order of floating-point sums in
+Whisper, and so its word times, by hundreds of milliseconds on the tests' tracks, and scores
+must not depend on where they were made), and :data:`ALLOCATOR_ENV`."""
 
 
 def init_worker(asr: str, memo: str | None = None) -> None:
