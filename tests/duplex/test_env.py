@@ -36,7 +36,7 @@ def test_it_waits_for_the_build_then_gives_the_python(
         polls.append(seconds)
 
     monkeypatch.setattr("pmc.testing.duplex._env.time.sleep", sleep)
-    monkeypatch.setattr("pmc.testing.duplex._env.DUPLEX_VENV", building.parent / "venv")
+    monkeypatch.setattr("pmc.duplex._launch.DUPLEX_VENV", building.parent / "venv")
     (building.parent / "venv" / "bin").mkdir(parents=True)
     (building.parent / "venv" / "bin" / "python").touch()
     assert duplex_python() == building.parent / "venv" / "bin" / "python"

@@ -4,23 +4,25 @@ from __future__ import annotations
 
 import math
 import os
-import statistics
-import time
 from pathlib import Path
 
 import click
 from rich.table import Table
 
 from pmc import io
-from pmc.bench import CONCURRENCY, SPEECH_S, HarnessBenchRow, bench_harness, bench_score, steadiness
+from pmc.bench import (
+    CONCURRENCY,
+    LABELS_TARGET_MS,
+    SPEECH_S,
+    HarnessBenchRow,
+    bench_harness,
+    bench_labels,
+    bench_score,
+    steadiness,
+)
 from pmc.cli._ui import err, out, systems_dir_option
-from pmc.labels import label_conversation
 from pmc.scoring import DEFAULT_SCORING_ASR
-from pmc.testing.conversations import synthetic_conversation
 from pmc.testing.loopback import LATENCY_MS, SILENCE_MS
-
-LABELS_TARGET_MS = 100.0
-"""The Label engine issue's target for a 12-minute conversation on one core."""
 
 
 @click.group()
@@ -31,22 +33,14 @@ def bench() -> None:
 @bench.command("labels")
 @click.option("--minutes", type=float, default=12.0, show_default=True, help="Conversation length.")
 @click.option("--repeat", type=int, default=20, show_default=True, help="Timed runs.")
-def bench_labels(minutes: float, repeat: int) -> None:
+def bench_labels_command(minutes: float, repeat: int) -> None:
     """Time the rule engine on a synthetic conversation (no gap-fill ASR), one process, one core."""
-    conversation = synthetic_conversation(minutes)
-    label_conversation(conversation)  # warm-up
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        labels = label_conversation(conversation)
-        times.append((time.perf_counter() - start) * 1000)
-    words = sum(len(s.words) for s in conversation.speakers)
-    median = statistics.median(times)
+    found = bench_labels(minutes, repeat)
     out.print(
-        f"rule engine on a {minutes:g}-minute conversation ({words} words, "
-        f"{len(labels.labels)} labels): median {median:.1f} ms, best {min(times):.1f} ms "
-        f"over {repeat} runs (target {LABELS_TARGET_MS:.0f} ms: "
-        f"{'met' if median <= LABELS_TARGET_MS else 'missed'})",
+        f"rule engine on a {minutes:g}-minute conversation ({found.words} words, "
+        f"{found.labels} labels): median {found.median_ms:.1f} ms, best {min(found.times_ms):.1f} "
+        f"ms over {repeat} runs (target {LABELS_TARGET_MS:.0f} ms: "
+        f"{'met' if found.met else 'missed'})",
         soft_wrap=True,
     )
 

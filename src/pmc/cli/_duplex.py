@@ -5,13 +5,11 @@ moshi pins an old PyTorch). This command runs the server in-process where they a
 otherwise it runs it with the duplex environment's Python (``.venv-duplex``, or
 ``PMC_DUPLEX_PYTHON``); with neither it prints how to install them, in one line. Its options are
 :mod:`pmc.duplex.__main__`'s (``pmc serve-duplex serve --help``). With ``--ray`` it serves the
-model as a pool of replicas on a Ray cluster instead (:mod:`pmc.cli._duplex_pool`).
+model as a pool of replicas on a Ray cluster instead (:func:`pmc.duplex.serve_pool`).
 """
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import re
 import subprocess
 import sys
@@ -19,13 +17,16 @@ import sys
 import click
 
 from pmc.cli._ui import ray_option
-from pmc.duplex import DEFAULT_POOL, INSTALL_HINT
+from pmc.duplex import (
+    DEFAULT_POOL,
+    PoolSpec,
+    in_this_python,
+    serve_pool,
+    server_env,
+    server_python,
+)
 from pmc.errors import PmcError
 
-STATS_TIMEOUT_S = 10.0
-"""The server answers ``/api/stats`` from memory at once; this only guards against a hang."""
-SERVER_MODULES = ("torch", "moshi", "aiohttp", "sphn", "sentencepiece")
-"""What the server imports: where they all are, it runs in this Python."""
 POOL_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 """A pool's name is the host part of ``pool://NAME/...``: letters, digits, ``_ . -``."""
 POOL_HELP = """
@@ -41,31 +42,6 @@ The other options go to every replica's server, which picks its own --host, --po
 --instances. The command prints the endpoints and stays in the foreground; a replica that dies
 is replaced; Ctrl-C stops them all.
 """
-
-
-def _importable(*modules: str) -> bool:
-    return all(importlib.util.find_spec(m) is not None for m in modules)
-
-
-def server_python() -> str:
-    """The server's Python: this one if it has PyTorch and moshi, else the duplex environment's.
-
-    Raises:
-        PmcError: Neither has them; it says how to install them.
-    """
-    if _importable(*SERVER_MODULES):
-        return sys.executable
-    from pmc.testing.duplex import duplex_python
-
-    try:
-        return str(duplex_python())
-    except PmcError:
-        raise PmcError(INSTALL_HINT) from None
-
-
-def server_env() -> dict[str, str]:
-    """The server's environment: this one, with moshi's lazy compilation off unless set."""
-    return os.environ | {"NO_TORCH_COMPILE": os.environ.get("NO_TORCH_COMPILE", "1")}
 
 
 @click.command(
@@ -105,7 +81,7 @@ def serve_duplex_command(
         return
     if (replicas, gpus_per_replica, pool) != (None, None, None):
         raise PmcError("--replicas, --gpus-per-replica and --pool serve a pool: add --ray")
-    if _importable(*SERVER_MODULES):
+    if in_this_python():
         from pmc.duplex.__main__ import main
 
         main(list(args))
@@ -118,8 +94,6 @@ def _serve_pool(
     address: str, replicas: int, gpus: float | None, pool: str, args: tuple[str, ...]
 ) -> None:
     """``--ray``: check what the command line asks for, then serve the pool until Ctrl-C."""
-    from pmc.cli._duplex_pool import PoolSpec, serve_pool
-
     if address != "auto" and ":" not in address:
         raise PmcError(f"--ray {address}: give the cluster as HOST:PORT, or --ray alone")
     if not POOL_NAME.fullmatch(pool):
@@ -134,7 +108,7 @@ def _serve_pool(
         raise PmcError(f"{server_args[0]}: with --ray the replicas serve; give options only")
     # A GPU each by default: a full-size model fills one (docs/scaling.md).
     spec = PoolSpec(pool, replicas, 1.0 if gpus is None else gpus, tuple(server_args))
-    serve_pool(address, spec)
+    serve_pool(address, spec, click.echo)
 
 
 @click.command("duplex")
@@ -170,51 +144,15 @@ def bench_duplex_command(sessions: int, live_s: float, history_s: float, steps: 
     through the moshi-preloaded adapter: the preload's prefill time, the harness's input
     lateness per rollout and the server's step times under that load.
     """
-    import asyncio
-    import json
     import statistics
-    import tempfile
-    import urllib.request
-    from pathlib import Path
 
     from rich.table import Table
 
+    from pmc.bench import bench_duplex
     from pmc.cli._ui import out
-    from pmc.systems import Family, SystemCard
-    from pmc.testing.duplex import (
-        SERVER_ENV,
-        build_tiny_models,
-        drive_rollouts,
-        duplex_python,
-        duplex_server,
-        model_args,
-    )
 
-    with tempfile.TemporaryDirectory(prefix="pmc-bench-duplex-") as tmp:
-        models = build_tiny_models(Path(tmp) / "models")
-        args = [str(duplex_python()), "-m", "pmc.duplex", "step-times", "--device", "cpu"]
-        done = subprocess.run(
-            [*args, *model_args(models, stock=False), "--steps", str(steps)],
-            check=True,
-            capture_output=True,
-            text=True,
-            env=os.environ | SERVER_ENV,
-        )
-        idle = sorted(json.loads(done.stdout.splitlines()[-1])["step_ms"])
-        with duplex_server(models, Path(tmp) / "server.log", instances=sessions) as served:
-            card = SystemCard(
-                "bench-duplex",
-                "moshi-preloaded",
-                Family.DUPLEX,
-                endpoint=f"{served.base}/api/duplex",
-                frame_ms=80,
-                concurrency=sessions,
-                params={"identity_prompt": True},
-            )
-            results = asyncio.run(drive_rollouts(card, sessions, live_s, history_s))
-            stats_url = served.base.replace("ws://", "http://") + "/api/stats"
-            with urllib.request.urlopen(stats_url, timeout=STATS_TIMEOUT_S) as response:
-                loaded = json.loads(response.read())["instances"]
+    found = bench_duplex(sessions, live_s, history_s, steps)
+    idle, loaded = found.idle_step_ms, found.instances
 
     def pct(values: list[float], q: float) -> float:
         return values[min(len(values) - 1, int(len(values) * q))]
@@ -238,7 +176,7 @@ def bench_duplex_command(sessions: int, live_s: float, history_s: float, steps: 
                 f"{row['p95_ms']:.1f}",
                 f"{row['max_ms']:.1f}",
             )
-    for result in results:
+    for result in found.rollouts:
         audit = result.trace.audit
         primed = [o.detail for o in result.trace.outputs if o.detail.get("type") == "primed"]
         prefill = f", prefill {primed[0]['elapsed_s']:.2f} s" if primed else ""

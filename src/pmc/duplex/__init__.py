@@ -10,9 +10,19 @@ It needs PyTorch and the ``moshi`` package (an optional extra, in its own enviro
 pins an old torch, so it is installed with ``--no-deps``; see the README's "Full-duplex
 systems"). Nothing here imports them at module level: :mod:`pmc.duplex._wire` and
 :mod:`pmc.duplex._align` are plain Python that the client side shares, and so is
-:mod:`pmc.duplex._pool`, the registry of a pool of servers on Ray (``pmc serve-duplex --ray``).
+:mod:`pmc.duplex._pool`, the registry of a pool of servers on Ray (``pmc serve-duplex --ray``);
+:mod:`pmc.duplex._supervisor` keeps such a pool's replicas running, and
+:mod:`pmc.duplex._launch` finds the Python that can run the server.
 """
 
+from pmc.duplex._launch import (
+    DUPLEX_VENV,
+    PYTHON_ENV,
+    environment_python,
+    in_this_python,
+    server_env,
+    server_python,
+)
 from pmc.duplex._pool import (
     DEFAULT_POOL,
     POOL_NAMESPACE,
@@ -21,18 +31,27 @@ from pmc.duplex._pool import (
     Replica,
     pool_actor_name,
 )
+from pmc.duplex._supervisor import PoolSpec, serve_pool
 from pmc.duplex._wire import FRAME_SAMPLES, HISTORY_CHUNK_BYTES, INSTALL_HINT, SAMPLE_RATE, Kind
 
 __all__ = [
     "DEFAULT_POOL",
+    "DUPLEX_VENV",
     "FRAME_SAMPLES",
     "HISTORY_CHUNK_BYTES",
     "INSTALL_HINT",
     "POOL_NAMESPACE",
+    "PYTHON_ENV",
     "SAMPLE_RATE",
     "Kind",
     "PoolRegistry",
+    "PoolSpec",
     "PoolState",
     "Replica",
+    "environment_python",
+    "in_this_python",
     "pool_actor_name",
+    "serve_pool",
+    "server_env",
+    "server_python",
 ]

@@ -13,12 +13,10 @@ import subprocess
 import time
 from pathlib import Path
 
+from pmc.duplex import DUPLEX_VENV, PYTHON_ENV, environment_python
 from pmc.errors import PmcError
 
 HOST = "127.0.0.1"
-REPO = Path(__file__).resolve().parents[4]
-"""The checkout (this file is ``src/pmc/testing/duplex/_env.py`` in an editable install)."""
-DUPLEX_VENV = REPO / ".venv-duplex"
 START_TIMEOUT_S = 120.0
 """A server loads its model before it listens: about 2 s alone, longer on busy cores."""
 STOP_TIMEOUT_S = 10.0
@@ -37,14 +35,13 @@ BUILD_WAIT_S = 900.0
 
 
 def duplex_python() -> Path:
-    """The duplex environment's Python (``PMC_DUPLEX_PYTHON`` overrides it).
+    """The duplex environment's Python (:func:`pmc.duplex.environment_python`), checked.
 
     While a build of the environment is under way (:data:`BUILDING_ENV`), it waits for it.
     """
-    override = os.environ.get("PMC_DUPLEX_PYTHON")
-    if not override:
+    if not os.environ.get(PYTHON_ENV):
         _wait_for_build()
-    path = Path(override) if override else DUPLEX_VENV / "bin" / "python"
+    path = environment_python()
     if not path.exists():
         raise PmcError(f"{path}: no duplex environment; build it with `make duplex-env`")
     return path

@@ -1,4 +1,4 @@
-"""``pmc serve-duplex --ray``: the duplex server as a pool of replicas on Ray, supervised.
+"""The duplex server as a pool of replicas on Ray, supervised (``pmc serve-duplex --ray``).
 
 Each replica is a Ray actor (:class:`DuplexReplica`) that runs the server as a child process on
 a free port of its node and reports ``ws://<node ip>:<port>``. This process keeps the pool's
@@ -25,11 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import click
-
 from pmc import cluster
-from pmc.cli._duplex import server_env, server_python
-from pmc.duplex import POOL_NAMESPACE, PoolRegistry, PoolState, Replica, pool_actor_name
+from pmc.duplex._launch import server_env, server_python
+from pmc.duplex._pool import POOL_NAMESPACE, PoolRegistry, PoolState, Replica, pool_actor_name
 from pmc.errors import PmcError
 
 REPLICA_CPUS = 1
@@ -365,8 +363,8 @@ def _print_tasks() -> None:
     sys.stderr.flush()
 
 
-def serve_pool(address: str, spec: PoolSpec) -> None:
-    """Serve ``spec`` on the Ray cluster at ``address`` until Ctrl-C.
+def serve_pool(address: str, spec: PoolSpec, say: Callable[[str], None] = print) -> None:
+    """Serve ``spec`` on the Ray cluster at ``address`` until Ctrl-C, telling ``say`` as it goes.
 
     SIGUSR1 prints where every thread is to standard error, and SIGUSR2 where every asyncio
     task waits, for a stop that does not end.
@@ -378,8 +376,8 @@ def serve_pool(address: str, spec: PoolSpec) -> None:
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     ray = cluster.connect(address)
     try:
-        asyncio.run(Supervisor(ray, spec, click.echo).run())
+        asyncio.run(Supervisor(ray, spec, say).run())
     except KeyboardInterrupt:
-        click.echo(f"pool {spec.pool}: stopped")
+        say(f"pool {spec.pool}: stopped")
     finally:
         cluster.disconnect()
