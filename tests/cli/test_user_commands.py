@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from pmc.cli import cli
-from pmc.cli._corpus import DEMO_SOURCE_DIR, import_demo_corpus
+from pmc.demo import DEMO_SOURCE_DIR
 from pmc.points import PointKind
 from pmc.systems import bundled_cards
 
@@ -75,16 +75,6 @@ def demo(demo_workdir: Path, tmp_path_factory: pytest.TempPathFactory) -> Demo:
     shutil.copytree(demo_workdir / DEMO_SOURCE_DIR, workdir / DEMO_SOURCE_DIR)
     output, stdout = _pmc_streams("demo", "--workdir", workdir, "--conversations", 1)
     return Demo(workdir, output, stdout)
-
-
-def test_demo_slice_imports_only_its_conversations(demo_workdir: Path, tmp_path: Path) -> None:
-    workdir = tmp_path / "w"
-    shutil.copytree(demo_workdir / DEMO_SOURCE_DIR, workdir / DEMO_SOURCE_DIR)
-    summary = import_demo_corpus(workdir, conversations=2)
-    assert sorted(summary.imported) == [FIRST, "V99_S0001_I00000002"]
-    assert not summary.skipped and not summary.filtered
-    facts = json.loads((workdir / "corpus" / "_recall_facts.json").read_text())
-    assert sorted(facts) == sorted(summary.imported)
 
 
 def test_demo_on_a_slice_runs_every_stage(demo: Demo) -> None:

@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from pmc import io
 from pmc.cli._ui import (
     byte_progress_bar,
     command_line,
@@ -26,21 +25,20 @@ from pmc.corpus import (
     CorpusSource,
     FolderSource,
     ImportSummary,
-    Scan,
     SeamlessSource,
     Skipped,
-    corpus_dir,
+    SourceKind,
     corpus_stats,
     import_corpus,
     read_corpus,
 )
-from pmc.demo import build_demo, recall_facts, script_paths
+from pmc.demo import (
+    DEMO_MIN_DURATION_S,
+    build_demo_source,
+    demo_scripts,
+    import_demo_source,
+)
 from pmc.hub import SEAMLESS_SPLITS, DownloadOutcome, FetchSummary, fetch_seamless
-from pmc.points import RECALL_FACTS_FILE
-
-DEMO_SOURCE_DIR = "demo-source"
-DEMO_MIN_DURATION_S = 60.0
-"""The demo's conversations last 2 to 4 minutes, below Seamless's 7-minute rule."""
 
 _root = click.argument("root", type=click.Path(exists=True, file_okay=False, path_type=Path))
 _lenient = click.option(
@@ -123,51 +121,35 @@ def import_demo(workdir: Path, min_duration: float) -> None:
 def import_demo_corpus(
     workdir: Path, min_duration: float = DEMO_MIN_DURATION_S, conversations: int | None = None
 ) -> ImportSummary:
-    """Build the demo corpus under ``workdir`` and import it; prints a summary.
+    """Build the demo corpus under ``workdir`` and import it (:mod:`pmc.demo`); prints a summary.
 
     Args:
         workdir: The working directory.
         min_duration: Leave out conversations shorter than this many seconds.
         conversations: Only the first this many of the bundled conversations (all when None).
     """
-    source_dir = workdir / DEMO_SOURCE_DIR
-    scripts = script_paths()[:conversations]
     with progress_bar("synthesising demo") as start:
-        advance = start(len(scripts))
-        built = build_demo(source_dir, on_progress=lambda _name: advance(), scripts=scripts)
-    keys = {c.interaction for c in built}
-    summary = _run(_DemoSource(source_dir, keys), workdir, min_duration)
-    # The scripts' own facts stand in for LLM fact extraction (points stage, recall points).
-    facts = {k: v for k, v in recall_facts(source_dir).items() if k in keys}
-    io.write_json(corpus_dir(workdir) / RECALL_FACTS_FILE, facts)
-    return summary
-
-
-class _DemoSource(SeamlessSource):
-    """The Seamless reader on the demo's folder, keeping only the conversations just built.
-
-    The folder may hold more of them from an earlier, larger build (it is a cache).
-    """
-
-    def __init__(self, root: Path, keys: set[str]) -> None:
-        super().__init__(root)
-        self.keys = keys
-
-    def scan(self) -> Scan:
-        """The Seamless scan, less the conversations not asked for."""
-        scan = super().scan()
-        scan.candidates = [c for c in scan.candidates if c.item in self.keys]
-        return scan
+        advance = start(len(demo_scripts(conversations)))
+        keys = build_demo_source(workdir, conversations, on_built=lambda _name: advance())
+    with progress_bar(f"importing {SourceKind.SEAMLESS.value}") as start:
+        summary = import_demo_source(workdir, keys, min_duration, report_skip, start)
+    return show_import(summary, workdir)
 
 
 def _run(source: CorpusSource, workdir: Path, min_duration: float) -> ImportSummary:
-    def report(skipped: Skipped) -> None:
-        err.print(f"[yellow]skipped[/yellow] {skipped.message}", soft_wrap=True)
-
     with progress_bar(f"importing {source.kind.value}") as start:
         summary = import_corpus(
-            source, workdir, min_duration_s=min_duration, on_skip=report, progress=start
+            source, workdir, min_duration_s=min_duration, on_skip=report_skip, progress=start
         )
+    return show_import(summary, workdir)
+
+
+def report_skip(skipped: Skipped) -> None:
+    err.print(f"[yellow]skipped[/yellow] {skipped.message}", soft_wrap=True)
+
+
+def show_import(summary: ImportSummary, workdir: Path) -> ImportSummary:
+    """Print the summary and the next step; no conversation read is an error."""
     _print_summary(summary)
     if summary.readable == 0:
         raise click.ClickException("no conversation could be read")

@@ -14,7 +14,13 @@ from pmc.corpus._seamless import SPLITS as SEAMLESS_FOLDER_SPLITS
 from pmc.corpus._seamless import TRANSCRIPT_KEY as SEAMLESS_TRANSCRIPT_KEY
 from pmc.corpus._seamless import VAD_KEY as SEAMLESS_VAD_KEY
 from pmc.corpus._source import CorpusSource, Filtered, FilterReason, Scan, Skipped
-from pmc.corpus._store import conversation_paths, corpus_dir, read_conversation, read_corpus
+from pmc.corpus._store import (
+    RECALL_FACTS_FILE,
+    conversation_paths,
+    corpus_dir,
+    read_conversation,
+    read_corpus,
+)
 from pmc.corpus._types import (
     CONVERSATION_SCHEMA_VERSION,
     Activity,
@@ -30,6 +36,7 @@ __all__ = [
     "ANY_SEAMLESS_LABEL",
     "CONVERSATION_SCHEMA_VERSION",
     "MIN_DURATION_S",
+    "RECALL_FACTS_FILE",
     "SEAMLESS_FILE_ID",
     "SEAMLESS_FOLDER_SPLITS",
     "SEAMLESS_LABELS",

@@ -11,6 +11,9 @@ from pmc.errors import PmcError
 CORPUS_DIR = "corpus"
 SUMMARY_FILE = "_import.json"
 """The import summary; a leading underscore keeps it apart from conversation files."""
+RECALL_FACTS_FILE = "_recall_facts.json"
+"""Conversation facts beside the corpus, by conversation id, for the points stage's recall
+points (paper section 3.3): the demo writes its scripts' own; for another corpus, an LLM's."""
 
 
 def corpus_dir(workdir: Path) -> Path:

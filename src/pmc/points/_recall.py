@@ -10,14 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from pmc import io
-from pmc.corpus import Channel, corpus_dir
+from pmc.corpus import RECALL_FACTS_FILE, Channel, corpus_dir
 from pmc.errors import PmcError
 from pmc.labels import LabelKind, Labels
 
 PREFIXES_S = (30.0, 60.0, 90.0, 120.0)
 """History lengths at which memory is tested (paper section 3.3)."""
-RECALL_FACTS_FILE = "_recall_facts.json"
-"""Conversation facts beside the corpus (``corpus/_recall_facts.json``); the demo writes its own."""
 ASKER = Channel.B
 """The question comes from speaker 2 (B); the system plays speaker 1 (A) (paper section 3.3)."""
 
