@@ -94,3 +94,17 @@ def test_a_card_made_in_code_is_checked_when_its_adapter_is_made() -> None:
     card = SystemCard("x", "endpointer-cascade", Family.LOCAL, params={"reply_txt": "Hi."})
     with pytest.raises(PmcError, match="system card x: adapter 'endpointer-cascade' takes no"):
         adapter_params(card)
+
+
+def test_a_parameter_the_adapter_needs_is_refused_when_the_card_leaves_it_out(
+    tmp_path: Path,
+) -> None:
+    import pmc.testing.systems  # noqa: F401  # registers the fakes' adapters, "held" among them
+
+    path = tmp_path / "held.toml"
+    path.write_text('adapter = "held"\nfamily = "local"\n\n[params]\nwaiting = "w"\n')
+    with pytest.raises(InputError, match="adapter 'held' needs the parameter 'release'") as caught:
+        load_card(path)
+    assert caught.value.where == "params.release"
+    path.write_text('adapter = "held"\nfamily = "local"\n\n[params]\nrelease = "r"\n')
+    assert load_card(path).params == {"release": "r"}

@@ -66,8 +66,10 @@ def list_command(systems_dir: Path | None) -> None:
 def show_command(name: str, systems_dir: Path | None) -> None:
     """Print the card NAME as it is written, comments and all, with what it needs.
 
-    NAME is a card's name (see `pmc systems list`) or a path to a .toml. Copy a bundled card
-    into a folder of your own to change it, and pass that folder with --systems-dir.
+    Then every parameter its adapter takes in [params], with its type and default (a key the
+    adapter does not take is refused when the card is loaded). NAME is a card's name (see `pmc
+    systems list`) or a path to a .toml. Copy a bundled card into a folder of your own to change
+    it, and pass that folder with --systems-dir.
     """
     entries = card_files(systems_dir)
     path = Path(name) if name.endswith(".toml") else None

@@ -42,7 +42,11 @@ def accepted_params(params: type[Any]) -> list[tuple[str, str, Any]]:
 
 
 def parse_params(params: type[Any], table: Mapping[str, Any], adapter: str) -> Any:
-    """``table`` as ``params`` (an adapter's record); raises :class:`ParamError` naming the key."""
+    """``table`` as ``params`` (an adapter's record); raises :class:`ParamError` naming the key.
+
+    A key the record does not have, a value of the wrong type, and a parameter the record
+    needs (one without a default) that the table does not give are each refused.
+    """
     hints = typing.get_type_hints(params)
     names = [f.name for f in dataclasses.fields(params)]
     takes = ", ".join(names) or "none"
@@ -57,6 +61,19 @@ def parse_params(params: type[Any], table: Mapping[str, Any], adapter: str) -> A
                 f"parameter {key!r} of adapter {adapter!r} must be {_type_name(hints[key])}, "
                 f"not {value!r}",
             )
+    missing = [
+        f.name
+        for f in dataclasses.fields(params)
+        if f.name not in table
+        and f.default is dataclasses.MISSING
+        and f.default_factory is dataclasses.MISSING
+    ]
+    if missing:
+        raise ParamError(
+            missing[0],
+            f"adapter {adapter!r} needs the parameter {missing[0]!r} "
+            f"({_type_name(hints[missing[0]])}); the card does not give it",
+        )
     return params(**table)
 
 

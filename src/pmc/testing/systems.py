@@ -168,9 +168,9 @@ class ScriptedSystem(LocalAdapter):
 
 @dataclass(frozen=True)
 class HeldParams:
-    """A held card's ``[params]``."""
+    """A held card's ``[params]``: ``release`` is required."""
 
-    release: str = ""
+    release: str
     waiting: str | None = None
 
 
