@@ -39,12 +39,15 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"harness", "review_app"}),
     frozenset({"scoring", "calibration"}),
     frozenset({"report"}),
+    frozenset({"pipeline"}),  # every stage in one call (pmc demo)
     frozenset({"testing"}),
     frozenset({"bench"}),
     frozenset({"cli"}),
     frozenset({"__main__"}),
 )
-"""Lowest first. ``""`` is the top-level ``pmc`` package itself (only ``__version__``)."""
+"""Lowest first. ``""`` is the top-level ``pmc`` package itself: ``__version__``, and the
+pipeline's entry points, which it names and imports only when first asked for (a string per
+package, never an import statement), so that it stays below every stage."""
 SHARED = 0
 """The layer whose packages may import each other."""
 TESTING = "testing"

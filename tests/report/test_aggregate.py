@@ -10,8 +10,11 @@ import pytest
 from pmc.points import PointKind
 from pmc.report import (
     MainRow,
+    RunData,
     Value,
     bootstrap,
+    first_look,
+    main_table,
     main_tables,
     markdown,
     metrics_for,
@@ -198,3 +201,26 @@ def test_each_kind_is_one_table_in_every_file_with_pipes_escaped(tmp_path: Path)
     report = (tmp_path / "report.md").read_text()
     assert report == "\n".join([ROLLOUTS_USED + "\n", *(t.markdown() for t in tables)])
     assert "| a\\|b | 4 | 0 | 0 | 1 | 0.50 | 0.20 (0.10-0.30) |" in report
+
+
+def test_the_first_look_is_the_main_tables_estimates_and_counts() -> None:
+    """What ``pmc score`` prints is read from the main table, so the two never disagree."""
+    scores = [
+        pause("a", PauseOutcome.SILENT),
+        pause("b", PauseOutcome.TAKEOVER, 0.4),
+        pause("c", PauseOutcome.TAKEOVER, 0.6),
+        pause("d", PauseOutcome.AFTER),
+        reply("a", 0.5, 0.2),
+        reply("b", 0.9, 0.4),
+        reply("c", None, None),
+        replace(reply("d", 2.0, 0.1), status=ScoreStatus.TRANSPORT_ERROR),
+    ]
+    data = RunData(Path("run"), "r", ("s",), {"s": {}}, {"s": None}, {}, {"s": scores}, (), {})
+    (look,) = first_look(data)
+    assert look.pause is not None
+    assert [v.estimate for v in look.pause] == [0.25, 0.5, 0.25]
+    assert look.latency is not None and (look.latency.estimate, look.latency.n) == (0.7, 2)
+    assert look.recall is None  # no recall points
+    assert (look.no_audio, look.untranscribed, look.failed) == (0, 0, 1)
+    (main,) = [r for r in main_table(data, resamples=0) if r.kind is PointKind.TURN_END]
+    assert look.latency == main.values["latency_s"]

@@ -1,26 +1,29 @@
-"""``pmc demo``: the main job on the bundled demo corpus, offline (what ``make demo`` runs)."""
+"""``pmc demo``: the main job on the bundled demo corpus, offline (what ``make demo`` runs).
+
+The work is one library call (:func:`pmc.pipeline.run_demo_pipeline`); this prints each stage's
+outcome as its own command does.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
-from pmc.cli._corpus import import_demo_corpus, info
-from pmc.cli._labels import labels_command, select_command
-from pmc.cli._points import points_command
-from pmc.cli._report import report_command
-from pmc.cli._run import load_cards, run_command
-from pmc.cli._score import score_command
-from pmc.cli._ui import QUIET_NEXT, command_line, next_step, systems_dir_option
+from pmc.cli._corpus import info, report_skip, show_import
+from pmc.cli._labels import show_labels, show_selection
+from pmc.cli._points import show_points
+from pmc.cli._report import show_report
+from pmc.cli._run import load_cards, show_rollouts
+from pmc.cli._score import show_scores
+from pmc.cli._ui import QUIET_NEXT, command_line, next_step, progress_bar, systems_dir_option
 from pmc.demo import script_paths
-from pmc.harness import Run, runs_dir
+from pmc.harness import runs_dir
+from pmc.pipeline import DEMO_CUTOFF, PipelineHooks, Stage, demo_run_id, run_demo_pipeline
 from pmc.scoring import embedding_model_path
 from pmc.systems import Family, SystemCard, adapter_factory, extra_installed
 
-DEMO_RUN = "demo"
-DEMO_ASR = "faster-whisper:tiny.en"
-"""The demo scores with the fast bundled model (Whisper base, the default, takes twice as long)."""
 WITH_EXTRA = ("smart-turn",)
 """Cards that need an optional extra and join the demo where it is installed (``make demo``
 installs ``pipecat``): a trained turn model beside the silence endpointers."""
@@ -57,27 +60,30 @@ def demo(
     # after minutes of the earlier stages.
     embedding_model_path()
     ctx.meta[QUIET_NEXT] = True  # each stage's own hint names the stage the demo runs next
-    run_id = DEMO_RUN if conversations is None else f"{DEMO_RUN}-{conversations}"
-    import_demo_corpus(workdir, conversations=conversations)
-    ctx.invoke(info, workdir=workdir, per_conversation=True)
-    ctx.invoke(labels_command, workdir=workdir)
-    # The ten demo conversations were all written to be lively; the paper's 0.75 cutoff ranks
-    # Seamless's 1,395 and would keep one or two of ten, so the demo keeps them all.
-    ctx.invoke(select_command, workdir=workdir, cutoff=0.0)
-    ctx.invoke(points_command, workdir=workdir)
-    local = [c.name for c in load_cards(("all",), systems_dir) if _in_demo(c)]
-    ctx.invoke(
-        run_command,
-        workdir=workdir,
-        systems=tuple(local),
-        systems_dir=systems_dir,
-        run_id=run_id,
-    )
-    run_dir = runs_dir(workdir) / run_id
-    ctx.invoke(score_command, run_dir=run_dir, asr=DEMO_ASR)
-    ctx.invoke(report_command, run_dir=run_dir)
+    cards = [c for c in load_cards(("all",), systems_dir) if _in_demo(c)]
+    run_dir = runs_dir(workdir) / demo_run_id(conversations)
+
+    def done(stage: Stage, result: Any) -> None:
+        """Print each stage's outcome as its own command does."""
+        if stage is Stage.CORPUS:
+            show_import(result, workdir)
+            ctx.invoke(info, workdir=workdir, per_conversation=True)
+        elif stage is Stage.LABELS:
+            show_labels(workdir, *result)
+        elif stage is Stage.SELECTION:
+            show_selection(workdir, result, DEMO_CUTOFF)
+        elif stage is Stage.POINTS:
+            show_points(workdir, *result)
+        elif stage is Stage.ROLLOUTS:
+            show_rollouts(workdir, run_dir.name, result)
+        elif stage is Stage.SCORES:
+            show_scores(run_dir, result)
+        else:
+            show_report(result)
+
+    hooks = PipelineHooks(progress_bar, report_skip, done)
+    index = run_demo_pipeline(workdir, cards, conversations, hooks)
     ctx.meta[QUIET_NEXT] = False
-    index = Run(run_dir).report_dir / "index.html"
     next_step(
         command_line("python", "-m", "webbrowser", index.resolve().as_uri()),
         command_line("pmc", "systems", "list"),

@@ -6,28 +6,22 @@ from pathlib import Path
 
 import click
 
-from pmc import io
 from pmc.asr import DEFAULT_ASR
 from pmc.cli._ui import command_line, err, next_step, out, progress_bar, workdir_option
 from pmc.labels import (
-    INVENTORY_FILE,
+    INVENTORY_FIGURE,
     LIVELINESS_CUTOFF,
-    SELECTION_FILE,
-    inventory,
-    inventory_csv,
-    inventory_figure,
+    Inventory,
+    LabelRun,
+    Selection,
     inventory_markdown,
-    label_paths,
     labels_dir,
     load_projector,
-    read_labels,
     run_labels,
-    select,
-    selection_csv,
+    run_selection,
     selection_table_markdown,
+    write_inventory,
 )
-
-INVENTORY_FIGURE = "inventory.png"
 
 
 @click.command("labels")
@@ -56,17 +50,16 @@ def labels_command(workdir: Path, asr: str, vap_projector: str | None) -> None:
         run = run_labels(
             workdir, asr=None if asr == "none" else asr, projector=projector, progress=start
         )
+    show_labels(workdir, run, write_inventory(workdir))
+
+
+def show_labels(workdir: Path, run: LabelRun, inv: Inventory) -> None:
+    """What the label stage did, its inventory, and the next step."""
     err.print(
         f"labelled {len(run.labelled)}, unchanged {len(run.reused)}, "
         f"gap-fill words {run.gap_fill_words}"
     )
-    all_labels = [read_labels(p) for p in label_paths(workdir)]
-    inv = inventory(all_labels)
     folder = labels_dir(workdir)
-    io.write_json(folder / INVENTORY_FILE, inv.to_dict())
-    io.write_text(folder / "inventory.md", inventory_markdown(inv))
-    io.write_text(folder / "inventory.csv", inventory_csv(inv))
-    inventory_figure(all_labels, folder / INVENTORY_FIGURE)
     out.print(inventory_markdown(inv), markup=False, soft_wrap=True)
     out.print(f"labels in {folder}; figure {folder / INVENTORY_FIGURE}", soft_wrap=True)
     next_step(
@@ -88,11 +81,12 @@ def select_command(workdir: Path, cutoff: float) -> None:
 
     Writes WORKDIR/labels/selection.json, .md and .csv with every trait, rank and score.
     """
-    selection = select([read_labels(p) for p in label_paths(workdir)], cutoff)
+    show_selection(workdir, run_selection(workdir, cutoff), cutoff)
+
+
+def show_selection(workdir: Path, selection: Selection, cutoff: float) -> None:
+    """The selection table, how many were kept, and the next step."""
     folder = labels_dir(workdir)
-    io.write_json(folder / SELECTION_FILE, selection.to_dict())
-    io.write_text(folder / "selection.md", selection_table_markdown(selection))
-    io.write_text(folder / "selection.csv", selection_csv(selection))
     out.print(selection_table_markdown(selection), markup=False, soft_wrap=True)
     out.print(
         f"{len(selection.selected_ids)} of {len(selection.rows)} conversations selected "

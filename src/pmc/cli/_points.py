@@ -9,7 +9,7 @@ from rich.table import Table
 
 from pmc.cli._ui import command_line, next_step, out, progress_bar, warn, workdir_option
 from pmc.llm import create_client
-from pmc.points import DEFAULT_DRAW, Funnel, PointKind, points_dir, run_points
+from pmc.points import DEFAULT_DRAW, Funnel, Point, PointKind, points_dir, run_points
 from pmc.tts import DEFAULT_TTS
 
 
@@ -61,6 +61,11 @@ def points_command(
             require_review=require_review,
             progress=start,
         )
+    show_points(workdir, points, funnel)
+
+
+def show_points(workdir: Path, points: list[Point], funnel: Funnel) -> None:
+    """Review files that were skipped, the funnel, where the points are, and the next step."""
     for problem in funnel.review_problems:
         warn(f"{problem}; skipped")
     print_funnel(funnel)

@@ -49,6 +49,11 @@ def report_command(
     """
     with out.status("writing the report"):
         index = build_report(run_dir, compare, seed, resamples, folder)
+    show_report(index)
+
+
+def show_report(index: Path) -> None:
+    """Where the report is (the last line on standard output), and how to open it."""
     out.print(f"report: {index}", soft_wrap=True)
     next_step(
         command_line("python", "-m", "webbrowser", index.resolve().as_uri()),

@@ -148,8 +148,13 @@ def run_command(
     )
     with progress_bar(f"rollouts of {len(cards)} system(s)") as start:
         tallies = run_rollouts(workdir, cards, settings, start)
-    print_tallies(settings.run_id, tallies)
-    run_dir = runs_dir(workdir) / settings.run_id
+    show_rollouts(workdir, settings.run_id, tallies)
+
+
+def show_rollouts(workdir: Path, run_id: str, tallies: dict[str, SystemTally]) -> None:
+    """Each system's tally, where the run is, failures to retry, and the next step."""
+    print_tallies(run_id, tallies)
+    run_dir = runs_dir(workdir) / run_id
     out.print(f"run in {run_dir}", soft_wrap=True)
     failed = sum(t.failed for t in tallies.values())
     if failed:

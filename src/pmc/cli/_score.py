@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from statistics import median
 
 import click
 from rich.table import Table
@@ -11,17 +10,14 @@ from rich.table import Table
 from pmc.cli._ui import command_line, next_step, out, progress_bar, ray_option
 from pmc.gate import GateParams, OnsetRule
 from pmc.harness import Run
-from pmc.points import PointKind
+from pmc.report import first_look, load_run
 from pmc.scoring import (
     DEFAULT_SCORING_ASR,
-    PauseOutcome,
     ScoreSettings,
-    ScoreStatus,
     ScoreTally,
     ScoringCluster,
     Transcription,
     make_judge,
-    read_scores,
     run_scoring,
 )
 
@@ -117,41 +113,34 @@ def score_command(
         tallies = run_scoring(
             run_dir, settings, workers, list(systems) or None, start, hook, cluster=where
         )
+    show_scores(run_dir, tallies)
+
+
+def show_scores(run_dir: Path, tallies: dict[str, ScoreTally]) -> None:
+    """A first look at the scores, and the next step."""
     print_summary(run_dir, tallies)
     next_step(command_line("pmc", "report", "--run", run_dir), why="the tables, figures and pages")
 
 
 def print_summary(run_dir: Path, tallies: dict[str, ScoreTally]) -> None:
-    """A first look per system and kind (the report has the full tables)."""
+    """A first look per system (rollout 0, by the report's main table; the report has it all)."""
     table = Table(title=f"Scores of {run_dir.name} (rollout 0)", title_justify="left")
-    for name in ("system", "pause silent/takeover/after", "turn-end latency", "recall (strict)"):
+    for name in ("system", "pause silent/takeover/after", "turn-end latency", "recall at 120 s"):
         table.add_column(name)
     table.add_column("no audio / heard, no words / failed", justify="right")
-    for system in sorted(tallies):
-        scores = [s for s in read_scores(run_dir, system) if s.rollout == 0]
-        # A pause without any audio was held: silent.
-        pauses = [
-            s.pause.outcome if s.pause else PauseOutcome.SILENT
-            for s in scores
-            if s.kind is PointKind.PAUSE and s.status is not ScoreStatus.TRANSPORT_ERROR
-        ]
+    for look in first_look(load_run(run_dir), list(tallies)):
         shares = "-"
-        if pauses:
-            counts = [pauses.count(o) / len(pauses) for o in PauseOutcome]
-            shares = " / ".join(f"{c:.2f}" for c in counts)
-        latencies = [
-            s.reply.latency_s
-            for s in scores
-            if s.kind is PointKind.TURN_END
-            and s.reply is not None
-            and s.reply.latency_s is not None
-        ]
-        latency = f"{median(latencies):.2f} s (n={len(latencies)})" if latencies else "-"
-        recall = [s.recall.strict.correct for s in scores if s.recall is not None]
-        recall_text = f"{sum(recall) / len(recall):.2f} (n={len(recall)})" if recall else "-"
-        odd = sum(s.status is ScoreStatus.NO_AUDIO for s in scores)
-        heard = sum(s.status is ScoreStatus.UNTRANSCRIBED for s in scores)
-        failed = sum(s.status is ScoreStatus.TRANSPORT_ERROR for s in scores)
-        table.add_row(system, shares, latency, recall_text, f"{odd} / {heard} / {failed}")
+        if look.pause is not None and look.pause[0].estimate is not None:
+            shares = " / ".join(f"{v.estimate or 0.0:.2f}" for v in look.pause)
+        latency = look.latency
+        latency_text = "-"
+        if latency is not None and latency.estimate is not None:
+            latency_text = f"{latency.estimate:.2f} s (n={latency.n})"
+        recall = look.recall
+        recall_text = "-"
+        if recall is not None and recall.estimate is not None:
+            recall_text = f"{recall.estimate:.2f} (n={recall.n})"
+        counts = f"{look.no_audio} / {look.untranscribed} / {look.failed}"
+        table.add_row(look.system, shares, latency_text, recall_text, counts)
     out.print(table)
     out.print(f"scores in {Run(run_dir).scores_dir}", soft_wrap=True)

@@ -2,7 +2,8 @@
 
 The engine (``_engine``, gaps filled by ``_gapfill``) labels one conversation; ``_vap`` flags
 labels with a voice-activity projection; ``_stage`` labels a workdir's corpus; ``_select`` keeps
-the lively conversations; ``_inventory`` counts what was labelled.
+the lively conversations; ``_inventory`` counts what was labelled; ``_summaries`` writes the
+inventory and the selection beside the labels.
 """
 
 from pmc.labels._engine import label_conversation
@@ -32,6 +33,7 @@ from pmc.labels._stage import (
     read_labels,
     run_labels,
 )
+from pmc.labels._summaries import INVENTORY_FIGURE, run_selection, write_inventory
 from pmc.labels._types import (
     LABELS_SCHEMA_VERSION,
     Flag,
@@ -45,6 +47,7 @@ from pmc.labels._vap import Projection, Projector, flag_with_projection, load_pr
 
 __all__ = [
     "ENGINE_VERSION",
+    "INVENTORY_FIGURE",
     "INVENTORY_FILE",
     "LABELS_SCHEMA_VERSION",
     "LIVELINESS_CUTOFF",
@@ -74,7 +77,9 @@ __all__ = [
     "load_projector",
     "read_labels",
     "run_labels",
+    "run_selection",
     "select",
     "selection_csv",
     "selection_table_markdown",
+    "write_inventory",
 ]

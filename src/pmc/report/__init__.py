@@ -11,7 +11,7 @@ with a stereo file to listen to from ``_listen``), put together by :func:`build_
 
 from pmc.report._aggregate import RECALL_PREFIX_S, RESAMPLES, Value, bootstrap, metrics_for
 from pmc.report._data import RunData, load_run
-from pmc.report._main import MainRow, main_table, row
+from pmc.report._main import FirstLook, MainRow, first_look, main_table, row
 from pmc.report._reference import reference_of
 from pmc.report._stage import build_report
 from pmc.report._write import main_tables, markdown, table_csv, write_main_table
@@ -19,11 +19,13 @@ from pmc.report._write import main_tables, markdown, table_csv, write_main_table
 __all__ = [
     "RECALL_PREFIX_S",
     "RESAMPLES",
+    "FirstLook",
     "MainRow",
     "RunData",
     "Value",
     "bootstrap",
     "build_report",
+    "first_look",
     "load_run",
     "main_table",
     "main_tables",

@@ -92,3 +92,51 @@ def main_table(data: RunData, seed: int = 0, resamples: int = RESAMPLES) -> list
         for system in data.systems
         for kind in data.kinds(system)
     ]
+
+
+@dataclass(frozen=True)
+class FirstLook:
+    """One system's scores at a glance: the main table's estimates, without intervals.
+
+    Attributes:
+        system: The system card's name.
+        pause: Its pause rows' silent, takeover and after shares (None where it had no pauses).
+        latency: Its median turn-end latency to the first word.
+        recall: Its strict conversation-recall accuracy after 120 s of history.
+        no_audio: Points where it sent no audio, over every kind.
+        untranscribed: Points heard without words, over every kind.
+        failed: Points whose rollout 0 failed, over every kind.
+    """
+
+    system: str
+    pause: tuple[Value, Value, Value] | None
+    latency: Value | None
+    recall: Value | None
+    no_audio: int
+    untranscribed: int
+    failed: int
+
+
+def first_look(data: RunData, systems: Sequence[str] | None = None) -> list[FirstLook]:
+    """What ``pmc score`` prints of ``systems`` (all of the run's), by the main table's rules."""
+    rows = main_table(data, resamples=0)
+    out = []
+    for system in sorted(systems if systems is not None else data.systems):
+        mine = {r.kind: r for r in rows if r.system == system}
+        pause = mine.get(PointKind.PAUSE)
+        turn_end = mine.get(PointKind.TURN_END)
+        recall = mine.get(PointKind.CONVERSATION_RECALL)
+        out.append(
+            FirstLook(
+                system,
+                (pause.values["silent"], pause.values["takeover"], pause.values["after"])
+                if pause
+                else None,
+                turn_end.values["latency_s"] if turn_end else None,
+                recall.values["strict"] if recall else None,
+                sum(r.no_audio for r in mine.values()),
+                sum(r.untranscribed for r in mine.values()),
+                sum(r.failed for r in mine.values()),
+            )
+        )
+    return out
