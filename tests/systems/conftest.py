@@ -180,6 +180,24 @@ def held_off_s(trace: dict[str, Any]) -> float:
     return float(trace["audit"]["lateness_max_ms"]) / 1000
 
 
+def sent_on_time(
+    arrival_s: float,
+    began_s: float,
+    returned_s: float,
+    trace: dict[str, Any],
+    on_time_s: float = ON_TIME_S,
+) -> bool:
+    """Whether the harness stamped at ``arrival_s`` what a fake sent, on time (stream clock).
+
+    On time: no earlier than the fake began sending it (``began_s``) less ``on_time_s``, and no
+    later than its write returned (``returned_s``) plus ``on_time_s`` and the harness's own
+    :func:`held_off_s`. A fake held off the processor writes late: that delay is the fake's, not
+    the harness's, so the bound counts from the write.
+    """
+    late_s = on_time_s + held_off_s(trace)
+    return began_s - on_time_s <= arrival_s <= returned_s + late_s
+
+
 def linked_points(source: Path, chosen: list[Point], work: Path) -> Path:
     """A working directory ``work`` holding ``chosen`` points of ``source`` (cuts linked)."""
     audio = work / "points" / "audio"

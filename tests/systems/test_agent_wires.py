@@ -25,7 +25,7 @@ from pmc.systems import load_card
 from pmc.testing.agent import AgentBehaviour, FakeAgent, fake_agent
 from pmc.testing.hosted import answer_audio
 from pmc.testing.pipecat_bot import Wire
-from tests.systems.conftest import card_at, error_causes, held_off_s, traces
+from tests.systems.conftest import card_at, error_causes, held_off_s, sent_on_time, traces
 
 QUICK = ProtocolParams(reply_silence_s=0.5, no_reply_s=4.0)
 CARDS = {Wire.TWILIO: "twilio-agent", Wire.PROTOBUF: "pipecat-agent"}
@@ -111,8 +111,9 @@ def test_pmc_plays_each_answer_where_the_agent_sent_it(played: Played) -> None:
         assert heard is not None, point
         call = min(calls, key=lambda c: abs(int(c.origin_ns or 0) - int(trace["t0_ns"])))
         matched.add(call.call)
-        sent = call.onsets_s[0]
-        assert abs(heard - sent) <= ON_TIME_S + held_off_s(trace), (point, heard, sent)
+        sent = (call.onsets_s[0], call.onsets_sent_s[0])
+        on_time = sent_on_time(heard, *sent, trace, ON_TIME_S)
+        assert on_time, (point, heard, sent, held_off_s(trace))
     assert len(matched) == 4  # one rollout to each call
 
 
@@ -133,13 +134,13 @@ def test_barge_in_stops_the_played_track_where_the_agent_said(played: Played) ->
     cleared = [call for call in played.agent.calls if call.clears_s]
     assert len(cleared) == 1
     at_s = (clears[0]["arrival_ns"] - trace["t0_ns"]) / 1e9
-    tolerance_s = ON_TIME_S + held_off_s(trace)
-    assert abs(at_s - cleared[0].clears_s[0]) <= tolerance_s
+    clear = (cleared[0].clears_s[0], cleared[0].clears_sent_s[0])
+    assert sent_on_time(at_s, *clear, trace, ON_TIME_S), (at_s, clear, held_off_s(trace))
     # The played track: the answer sounds up to the clear and is silent after it, until the
     # agent's next answer (to the turn the speaker went on to finish) if it began one.
     track, rate = sf.read(played.run_dir / "rollouts" / played.card / point / "0" / "played.flac")
     later = [t for t in cleared[0].onsets_s if t > cleared[0].clears_s[0]]
-    at, margin = round(at_s * rate), round(tolerance_s * rate)
+    at, margin = round(at_s * rate), round((ON_TIME_S + held_off_s(trace)) * rate)
     until = round(later[0] * rate) - margin if later else len(track)
     before = track[max(0, at - margin - rate // 10) : at - margin]
     assert np.abs(before).max() > 100 * SILENT, "the answer was not sounding before the clear"

@@ -89,7 +89,10 @@ class CallRecord:
         chunks: Caller audio messages received (Twilio ``media``, Pipecat ``AudioRawFrame``).
         turn_ends_s: Where the endpointer heard each caller turn end (end of its speech).
         onsets_s: When each answer's first audio left.
+        onsets_sent_s: When the write of each answer's first audio returned: later than its
+            onset only by the agent's own delay in sending (an agent held off the processor).
         clears_s: When each ``clear`` (Pipecat: ``InterruptionFrame``) was sent (barge-in).
+        clears_sent_s: When the write of each ``clear`` returned.
         heard_s: Where the caller's speech over each answer it stopped began: its first
             non-zero sample on the stream clock (the silence the caller sends is exact zeros).
         origin_ns: The call's stream clock origin on the agent's monotonic clock (the earliest
@@ -104,7 +107,9 @@ class CallRecord:
     chunks: int = 0
     turn_ends_s: list[float] = field(default_factory=list)
     onsets_s: list[float] = field(default_factory=list)
+    onsets_sent_s: list[float] = field(default_factory=list)
     clears_s: list[float] = field(default_factory=list)
+    clears_sent_s: list[float] = field(default_factory=list)
     heard_s: list[float] = field(default_factory=list)
     origin_ns: int | None = None
     marks_echoed: list[str] = field(default_factory=list)
@@ -217,7 +222,11 @@ class AgentCall:
         self.answer.cancel()
         self.record.clears_s.append(self.now_s())
         self.playing_until_s = self.now_s()
-        self.spawn(self.send(self.wire.clear()))
+        self.spawn(self._send_clear())
+
+    async def _send_clear(self) -> None:
+        await self.send(self.wire.clear())
+        self.record.clears_sent_s.append(self.now_s())
 
     def _turn_ended(self, at_s: float) -> None:
         self.record.turn_ends_s.append(at_s)
@@ -249,6 +258,8 @@ class AgentCall:
                 self.playing_until_s = self.now_s()
             part = pcm[at : at + piece]
             await self.send(self.wire.audio(part))
+            if k == 0:
+                self.record.onsets_sent_s.append(self.now_s())
             self.playing_until_s = max(self.playing_until_s, self.now_s()) + len(part) / self.rate
         mark = self.wire.mark(f"answer-{len(self.record.onsets_s)}")
         if self.behaviour.marks and mark is not None:

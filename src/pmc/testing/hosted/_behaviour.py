@@ -162,11 +162,15 @@ class AnswerRecord:
         target_s: When it was due to start: ``max(turn_end_s + latency, requested_s)`` plus
             ``jitter_s``.
         onset_s: When its first audio delta was sent (the first sample of its audio).
+        onset_sent_s: When the write of that first delta returned: later than ``onset_s`` only
+            by the fake's own delay in sending it (a fake held off the processor sends late).
         audio_s: Its length, lead-in included.
         heard_s: For a barge-in with :attr:`FakeBehaviour.barge_in_delay_ms`: where the speech
             over it began (its first sample on the stream clock).
         stopped_s: Where the client stops playing it, for a barge-in: the instant the fake told
             the client that speech had started over it; None when it played out.
+        stop_sent_s: When the writes of the messages that told the client so returned (its
+            barge-in message and ``speech_started``); None when it played out.
         cancelled: The fake stopped sending it (a barge-in while it was still being sent).
         text_only: It carried text and no audio (xAI's answer to a premature request).
         jitter_s: The drawn delay of its start (:attr:`FakeBehaviour.jitter_ms`).
@@ -178,8 +182,10 @@ class AnswerRecord:
     requested_s: float
     target_s: float
     onset_s: float | None = None
+    onset_sent_s: float | None = None
     audio_s: float = 0.0
     stopped_s: float | None = None
+    stop_sent_s: float | None = None
     heard_s: float | None = None
     cancelled: bool = False
     text_only: bool = False

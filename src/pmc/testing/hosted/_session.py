@@ -227,6 +227,8 @@ class FakeSession(ABC):
             if event.change is Change.STARTED:
                 await self._speech_started()
             await self.send_speech(event)
+            if event.change is Change.STARTED:
+                self._stop_sent()
             if event.change is Change.STOPPED and self.create_response:
                 self.request_answer("vad", at_s, self._vad_origin_s + event.decided / self.rate)
 
@@ -257,6 +259,16 @@ class FakeSession(ABC):
         await sleep_until(self._wall_ns(heard_s + delay_s))
         await self._speech_started()
         await self.send_speech(event)
+        self._stop_sent()
+
+    def _stop_sent(self) -> None:
+        """Stamp when the client had every message that tells it to stop the answer.
+
+        The cue is the dialect's barge-in message or its ``speech_started``, sent after it.
+        """
+        answer = self.answer
+        if answer is not None and answer.stopped_s is not None and answer.stop_sent_s is None:
+            answer.stop_sent_s = round(self.stream_s(), 6)
 
     async def _speech_started(self) -> None:
         """Speech over an answer that is still playing at the client stops it (barge-in)."""
@@ -327,6 +339,8 @@ class FakeSession(ABC):
                 await self.send_answer_piece(
                     answer_id, None if answer.text_only else b64(delta), text
                 )
+                if not i:
+                    answer.onset_sent_s = round(self.stream_s(), 6)
                 sent_bytes += len(delta)
             await self.send_answer_end(answer, answer_id)
         finally:
