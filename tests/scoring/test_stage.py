@@ -145,6 +145,33 @@ def test_a_second_pass_with_the_same_recogniser_keeps_its_workers(
     assert not children() & passes[0]
 
 
+def test_two_settings_in_turn_keep_both_pools_and_a_third_closes_the_older(
+    run: Path, tmp_path: Path
+) -> None:
+    """A program alternating one and two workers starts each pool once (KEEP_POOLS is 2)."""
+    shutil.copytree(run.parent.parent, tmp_path / "w")
+    copy = tmp_path / "w" / run.relative_to(run.parent.parent)
+
+    def children() -> set[int]:
+        return {p.pid for p in multiprocessing.active_children() if p.pid is not None}
+
+    close_scoring_pool()
+    others = children()
+    seen = []
+    for workers in (1, 2, 1, 2):
+        shutil.rmtree(copy / "scores")
+        run_scoring(copy, FAST, workers=workers)
+        seen.append(children() - others)
+    one, two = seen[0], seen[1] - seen[0]
+    assert (len(one), len(two)) == (1, 2)
+    assert seen[2] == seen[3] == one | two  # neither pool was started again
+    shutil.rmtree(copy / "scores")
+    run_scoring(copy, FAST, workers=3)  # a third setting: the pool used longest ago goes
+    assert not children() & one and two <= children()
+    close_scoring_pool()
+    assert not children() & (one | two)
+
+
 def test_scores_made_with_another_onset_rule_are_made_again(run: Path, tmp_path: Path) -> None:
     shutil.copytree(run.parent.parent, tmp_path / "w")
     copy = tmp_path / "w" / run.relative_to(run.parent.parent)

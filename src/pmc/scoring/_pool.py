@@ -4,7 +4,8 @@ A worker costs about 3 CPU-seconds before its first rollout (a fresh interpreter
 the embedder loaded), so a program that scores more than once (a notebook, a script over
 several runs, the test suite) keeps its workers, and the words they heard
 (:mod:`pmc.scoring._memo`), for as long as it asks for the same recogniser and number of
-workers. One pool is kept at a time; the program's exit closes it.
+workers. Up to :data:`KEEP_POOLS` pools are kept, the one used longest ago closed first; the
+program's exit closes them.
 """
 
 from __future__ import annotations
@@ -26,7 +27,13 @@ class _Kept:
     memo: tempfile.TemporaryDirectory[str]
 
 
+KEEP_POOLS = 2
+"""Pools kept at once: a program that alternates two settings (a notebook comparing two
+recognisers, the test suite's one and two workers) keeps both, for the idle workers' memory
+(each holds its models, a few hundred MB); a third setting closes the one used longest ago."""
+
 _kept: list[_Kept] = []
+"""The kept pools, the most recently used first."""
 
 
 def scoring_pool(asr: str, workers: int) -> ProcessPoolExecutor:
@@ -37,9 +44,12 @@ def scoring_pool(asr: str, workers: int) -> ProcessPoolExecutor:
     :data:`~pmc.scoring._worker.WORKER_ENV`: a pool otherwise starts a process when a task
     finds none idle, and one started later would not have that environment.
     """
-    if _kept and (_kept[0].asr, _kept[0].workers) == (asr, workers):
-        return _kept[0].pool
-    close_scoring_pool()
+    for i, kept in enumerate(_kept):
+        if (kept.asr, kept.workers) == (asr, workers):
+            _kept.insert(0, _kept.pop(i))
+            return kept.pool
+    while len(_kept) >= KEEP_POOLS:
+        _close(_kept.pop())
     memo = tempfile.TemporaryDirectory(prefix="pmc-words-")
     spawn = multiprocessing.get_context("spawn")
     with worker_env():
@@ -48,16 +58,19 @@ def scoring_pool(asr: str, workers: int) -> ProcessPoolExecutor:
         )
         for _ in range(workers):  # one submission with none idle starts one process
             pool.submit(_ready)
-    _kept.append(_Kept(asr, workers, pool, memo))
+    _kept.insert(0, _Kept(asr, workers, pool, memo))
     return pool
 
 
 def close_scoring_pool() -> None:
-    """Stop the kept workers (if any) and remove the words they shared."""
+    """Stop every kept worker and remove the words they shared."""
     while _kept:
-        kept = _kept.pop()
-        kept.pool.shutdown(wait=True, cancel_futures=True)
-        kept.memo.cleanup()
+        _close(_kept.pop())
+
+
+def _close(kept: _Kept) -> None:
+    kept.pool.shutdown(wait=True, cancel_futures=True)
+    kept.memo.cleanup()
 
 
 def _ready() -> None:
