@@ -43,7 +43,7 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 RAY_MODULES = (
     "tests/bench/test_cluster.py",
-    "tests/duplex/test_pool.py",
+    "tests/duplex_server/test_pool.py",
     "tests/harness/test_ray_demo.py",
     "tests/harness/test_ray.py",
     "tests/harness/test_ray_node.py",
@@ -101,7 +101,7 @@ LONG_MODULES = (
     "tests/systems/test_hosted_e2e.py",
     "tests/cli/test_user_commands.py",
     "tests/systems/test_pcm_agent.py",
-    "tests/duplex/test_e2e.py",
+    "tests/duplex_server/test_e2e.py",
     "tests/scoring/test_stage.py",
 )
 """The longest modules after the Ray ones (over 30 s each on 2 cores), handed out next: the

@@ -29,7 +29,7 @@ LAYERS: tuple[frozenset[str], ...] = (
         {"", "errors", "progress", "io", "clock", "audio", "gate", "table", "registry", "cluster"}
         | {"asr", "tts", "llm"}
     ),
-    frozenset({"duplex"}),  # the full-duplex server; its wire format is shared with clients
+    frozenset({"duplex_server"}),  # the full-duplex server; its wire format is shared with clients
     frozenset({"systems"}),  # cards and adapters, beside the stages, used by the harness
     frozenset({"corpus"}),
     frozenset({"hub", "demo"}),  # fetching Seamless from the Hub; synthesising the demo corpus

@@ -18,7 +18,7 @@ import pytest
 import soundfile as sf
 
 from pmc.errors import PmcError
-from pmc.testing.duplex import build_tiny_models, duplex_python, duplex_server
+from pmc.testing.duplex_server import build_tiny_models, duplex_python, duplex_server
 from tests.shared import built_once
 
 HISTORY_CAP_FRAMES = 2048

@@ -6,10 +6,10 @@ import json
 
 import numpy as np
 
-from pmc.duplex._align import EPAD, PAD, align_words, prompt_tokens
-from pmc.duplex._wire import HISTORY_CHUNK_BYTES, Kind
+from pmc.duplex_server._align import EPAD, PAD, align_words, prompt_tokens
+from pmc.duplex_server._wire import HISTORY_CHUNK_BYTES, Kind
 from pmc.systems import HistoryWord, Preload
-from pmc.systems._duplex._preloaded import _chunks, preload_header
+from pmc.systems._duplex_client._preloaded import _chunks, preload_header
 
 
 def _letters(text: str) -> list[int]:

@@ -13,7 +13,7 @@ from pmc.corpus import Channel, Conversation, SourceKind, Speaker, Word
 from pmc.corpus._store import write_conversation
 from pmc.harness._inputs import system_words
 from pmc.systems import HistoryWord
-from pmc.testing.duplex import pause_point
+from pmc.testing.duplex_server import pause_point
 
 
 def test_system_words_come_from_the_corpus_on_the_history_clock(tmp_path: Path) -> None:

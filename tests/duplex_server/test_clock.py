@@ -1,8 +1,8 @@
 """The frame clock of the stock-protocol adapter: 80 ms input deadlines, output on stream time.
 
-Against :class:`pmc.testing.duplex.FakeMoshi`, which answers each frame the moment it is
+Against :class:`pmc.testing.duplex_server.FakeMoshi`, which answers each frame the moment it is
 decoded, so where each answer belongs on the stream clock is known; and the delay the protocol's
-codec adds to everything a server says (:data:`pmc.testing.duplex.OPUS_DELAY_SAMPLES`).
+codec adds to everything a server says (:data:`pmc.testing.duplex_server.OPUS_DELAY_SAMPLES`).
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ import sphn
 
 from pmc.clock import NS_PER_S, RealClock
 from pmc.corpus import Channel
-from pmc.duplex._wire import FRAME_SAMPLES, SAMPLE_RATE
+from pmc.duplex_server._wire import FRAME_SAMPLES, SAMPLE_RATE
 from pmc.gate import OnsetRule, speech_intervals
 from pmc.harness._protocol import ProtocolParams
 from pmc.harness._rollout import RolloutJob, RolloutResult, run_rollout
 from pmc.points import Point, PointKind
 from pmc.systems import EventKind, Family, Preload, SystemCard, create_adapter
-from pmc.systems._duplex._opus import OpusDecoder
-from pmc.testing.duplex import OPUS_DELAY_SAMPLES, OPUS_PRE_ECHO_S, FakeMoshi
+from pmc.systems._duplex_client._opus import OpusDecoder
+from pmc.testing.duplex_server import OPUS_DELAY_SAMPLES, OPUS_PRE_ECHO_S, FakeMoshi
 from pmc.testing.hosted import answer_audio
 from pmc.testing.hosted._behaviour import REPLY_TEXT
 

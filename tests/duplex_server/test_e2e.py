@@ -26,7 +26,7 @@ from pmc.cli import cli
 from pmc.gate import GateParams
 from pmc.harness import ProtocolParams
 from pmc.systems import EventKind, Family, SystemCard, bundled_cards, load_card
-from pmc.testing.duplex import Served, drive_rollouts, stock_server
+from pmc.testing.duplex_server import Served, drive_rollouts, stock_server
 
 pytestmark = pytest.mark.slow
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pmc.errors import PmcError
-from pmc.testing.duplex import BUILDING_ENV, duplex_python
+from pmc.testing.duplex_server import BUILDING_ENV, duplex_python
 
 
 @pytest.fixture
@@ -35,8 +35,8 @@ def test_it_waits_for_the_build_then_gives_the_python(
         building.write_text("0\n")
         polls.append(seconds)
 
-    monkeypatch.setattr("pmc.testing.duplex._env.time.sleep", sleep)
-    monkeypatch.setattr("pmc.duplex._launch.DUPLEX_VENV", building.parent / "venv")
+    monkeypatch.setattr("pmc.testing.duplex_server._env.time.sleep", sleep)
+    monkeypatch.setattr("pmc.duplex_server._launch.DUPLEX_VENV", building.parent / "venv")
     (building.parent / "venv" / "bin").mkdir(parents=True)
     (building.parent / "venv" / "bin" / "python").touch()
     assert duplex_python() == building.parent / "venv" / "bin" / "python"

@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from pmc.duplex._align import EPAD, PAD
-from pmc.testing.duplex import SERVER_ENV, duplex_python, model_args
+from pmc.duplex_server._align import EPAD, PAD
+from pmc.testing.duplex_server import SERVER_ENV, duplex_python, model_args
 
 pytestmark = pytest.mark.slow
 
 
 def _check(models: Path, *extra: str) -> dict[str, Any]:
-    """``python -m pmc.duplex check-forcing`` in the duplex environment, its JSON."""
-    args = [str(duplex_python()), "-m", "pmc.duplex", "check-forcing", "--device", "cpu"]
+    """``python -m pmc.duplex_server check-forcing`` in the duplex environment, its JSON."""
+    args = [str(duplex_python()), "-m", "pmc.duplex_server", "check-forcing", "--device", "cpu"]
     done = subprocess.run(
         [*args, *model_args(models, stock=False), *extra],
         check=True,

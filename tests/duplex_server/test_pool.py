@@ -36,12 +36,12 @@ from click.testing import CliRunner
 from pmc import cluster, io
 from pmc.audio import SAMPLE_RATE, wav_bytes
 from pmc.cli import cli
-from pmc.duplex import POOL_NAMESPACE, PoolRegistry, PoolState, Replica, pool_actor_name
+from pmc.duplex_server import POOL_NAMESPACE, PoolRegistry, PoolState, Replica, pool_actor_name
 from pmc.errors import PmcError
 from pmc.harness import RunSettings, SystemTally, run_rollouts, runs_dir
 from pmc.points import MANIFEST_FILE, Point, PointKind
 from pmc.systems import Family, SystemCard, adapter_factory, bundled_cards, load_card
-from pmc.testing.duplex import SERVER_ENV, model_args
+from pmc.testing.duplex_server import SERVER_ENV, model_args
 from pmc.testing.points import write_points
 
 pytestmark = pytest.mark.slow

@@ -9,17 +9,17 @@ stream clocks where that speech began (the truth):
   one 20 ms input frame of jitter, and its speech follows up to 20 ms of digital silence. Truth:
   when its first audio delta left plus that silence
   (:attr:`pmc.testing.hosted.AnswerRecord.speech_s`).
-- full-duplex: :class:`pmc.testing.duplex.ListeningMoshi` behind the ``moshi`` card (the stock
-  protocol: Ogg-Opus both ways, 80 ms frames). Its endpointer ends the turn after 300 ms of
+- full-duplex: :class:`pmc.testing.duplex_server.ListeningMoshi` behind the ``moshi`` card (the
+  stock protocol: Ogg-Opus both ways, 80 ms frames). Its endpointer ends the turn after 300 ms of
   quiet; its speech starts at a random sample of the next output frame. Truth: where a client
   plays that sample if each frame arrived the instant it was sent, after the frame before it
-  (:attr:`pmc.testing.duplex.DuplexAnswer.speech_s`); decoding adds
-  :data:`pmc.testing.duplex.OPUS_DELAY_S`.
+  (:attr:`pmc.testing.duplex_server.DuplexAnswer.speech_s`); decoding adds
+  :data:`pmc.testing.duplex_server.OPUS_DELAY_S`.
 
 Each rollout's onset as scored (takeover latency plus the pause's start, reply latency plus the
 turn's end, or the onset of the first run of talk still going at the question's end) must be
 the truth within 3 ms; the duplex one the truth plus the codec's delay within 3 ms, or earlier
-by up to its pre-echo (:data:`pmc.testing.duplex.OPUS_PRE_ECHO_S`): within the issue's "3 ms
+by up to its pre-echo (:data:`pmc.testing.duplex_server.OPUS_PRE_ECHO_S`): within the issue's "3 ms
 plus the codec's delay" either way. A machine under load stamps what arrives late: a rollout's
 bound widens, on the late side, only by what the harness measured on that rollout, the worst
 lateness of its input frames (its trace's audit). Both fakes' stream
@@ -48,12 +48,12 @@ import pytest
 from click.testing import CliRunner
 
 from pmc.cli import cli
-from pmc.duplex import FRAME_SAMPLES, SAMPLE_RATE
+from pmc.duplex_server import FRAME_SAMPLES, SAMPLE_RATE
 from pmc.gate import OnsetRule
 from pmc.points import Point, PointKind, read_points
 from pmc.scoring import PauseOutcome, Score, ScoreStatus, read_scores, talk_stretches
 from pmc.systems import bundled_cards
-from pmc.testing.duplex import (
+from pmc.testing.duplex_server import (
     OPUS_DELAY_S,
     OPUS_DELAY_SAMPLES,
     OPUS_PRE_ECHO_S,

@@ -12,7 +12,7 @@ from pmc.points._curate import (
     cap_per_conversation,
     features,
     heuristic_score,
-    passes_audio_gates,
+    passes_audio_filters,
     seeded_draw,
 )
 from pmc.points._recall import control_fact, fact_bank, prefix_ends
@@ -119,7 +119,7 @@ def test_features_and_score() -> None:
     assert heuristic_score(PointKind.PAUSE, values) == pytest.approx(0.4 * 0.75 + 0.2 * 0.5)
 
 
-def test_audio_gates_need_silence_in_the_pause_and_speech_around_it() -> None:
+def test_audio_filters_need_silence_in_the_pause_and_speech_around_it() -> None:
     labels = _labels(_turn(A, 0.0, 8.0, "so it was"), make_label(CID, LabelKind.PAUSE, A, 3.0, 4.0))
     conversation = _conversation([Word("was", 2.5, 3.0)], [])
     (c,) = pause_candidates(conversation, labels)[1]
@@ -128,11 +128,11 @@ def test_audio_gates_need_silence_in_the_pause_and_speech_around_it() -> None:
     silent_pause = speech.copy()
     silent_pause[3 * SAMPLE_RATE : 4 * SAMPLE_RATE] = 0
     gate = GateParams()
-    assert passes_audio_gates(c, {A: silent_pause, B: speech * 0}, gate)
-    assert not passes_audio_gates(c, {A: speech, B: speech * 0}, gate)  # voiced pause
+    assert passes_audio_filters(c, {A: silent_pause, B: speech * 0}, gate)
+    assert not passes_audio_filters(c, {A: speech, B: speech * 0}, gate)  # voiced pause
     quiet_before = silent_pause.copy()
     quiet_before[: 3 * SAMPLE_RATE] = 0
-    assert not passes_audio_gates(c, {A: quiet_before, B: speech * 0}, gate)
+    assert not passes_audio_filters(c, {A: quiet_before, B: speech * 0}, gate)
 
 
 def test_cap_keeps_the_best_three_per_group_and_breaks_ties_by_id() -> None:

@@ -57,9 +57,12 @@ def test_demo_point_counts_and_funnel(points_workdir: Path) -> None:
     assert funnel["judge"].startswith("none")
     for kind in ("pause", "turn_end", "barge_in", "backchannel"):
         stages = funnel["kinds"][kind]
-        assert stages["candidates"] >= stages["label_gates"] >= stages["audio_gates"]
+        assert stages["candidates"] >= stages["label_filters"] >= stages["audio_filters"]
         assert (
-            stages["audio_gates"] >= stages["capped"] >= stages["drawn"] == counts[PointKind(kind)]
+            stages["audio_filters"]
+            >= stages["capped"]
+            >= stages["drawn"]
+            == counts[PointKind(kind)]
         )
     per_conversation: dict[tuple[str, PointKind], int] = {}
     for p in points:

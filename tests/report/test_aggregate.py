@@ -31,7 +31,7 @@ from pmc.scoring import (
     TalkOver,
     YieldScore,
 )
-from pmc.systems import ReferenceRow
+from pmc.systems import Family, ReferenceRow, SystemCard
 
 SETTINGS = ScoreSettings()
 
@@ -215,7 +215,8 @@ def test_the_first_look_is_the_main_tables_estimates_and_counts() -> None:
         reply("c", None, None),
         replace(reply("d", 2.0, 0.1), status=ScoreStatus.TRANSPORT_ERROR),
     ]
-    data = RunData(Path("run"), "r", ("s",), {"s": {}}, {"s": None}, {}, {"s": scores}, (), {})
+    card = SystemCard("s", "endpointer-cascade", Family.LOCAL)
+    data = RunData(Path("run"), "r", ("s",), {"s": card}, {"s": None}, {}, {"s": scores}, (), {})
     (look,) = first_look(data)
     assert look.pause is not None
     assert [v.estimate for v in look.pause] == [0.25, 0.5, 0.25]

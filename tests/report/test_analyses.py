@@ -10,7 +10,7 @@ import pytest
 from pmc.asr import TimedWord
 from pmc.corpus import Channel
 from pmc.points import Point, PointKind
-from pmc.report import RunData, reference_of
+from pmc.report import RunData
 from pmc.report._compare import paired_table, pairs_in_run, side
 from pmc.report._outcomes import outcomes_table
 from pmc.report._pauses import boundary_table, duration_table, tercile_table
@@ -27,14 +27,14 @@ from pmc.scoring import (
     pause_score,
 )
 from pmc.scoring._text import strict_recall
-from pmc.systems import Family, ReferenceRow, SystemCard
+from pmc.systems import Family, ReferenceRow, SystemCard, reference_row_of
 
 SETTINGS = ScoreSettings()
 
 
-def recorded(adapter: str, **params: Any) -> dict[str, Any]:
+def recorded(adapter: str, **params: Any) -> SystemCard:
     """A card as ``run.json`` records it."""
-    return SystemCard(adapter, adapter, Family.LOCAL, params=params).to_dict()
+    return SystemCard.from_dict(SystemCard(adapter, adapter, Family.LOCAL, params=params).to_dict())
 
 
 CARD = recorded("endpointer-cascade")
@@ -82,7 +82,7 @@ def pause_rollout(system: str, p: Point, found: tuple[Evidence, ...]) -> Score:
 def data_of(
     scores: dict[str, list[Score]],
     points: list[Point],
-    cards: dict[str, dict[str, Any]] | None = None,
+    cards: dict[str, SystemCard] | None = None,
 ) -> RunData:
     cards = cards or {name: CARD for name in scores}
     return RunData(
@@ -90,19 +90,19 @@ def data_of(
         "r",
         tuple(scores),
         cards,
-        {n: reference_of(c) for n, c in cards.items()},
+        {n: reference_row_of(c) for n, c in cards.items()},
         {p.point_id: p for p in points},
         scores,
     )
 
 
 def test_reference_roles_come_from_the_recorded_cards_adapter() -> None:
-    assert reference_of(recorded("never-speak")) is ReferenceRow.NEVER_SPEAK
-    assert reference_of(recorded("always-speak")) is ReferenceRow.ALWAYS_SPEAK
-    assert reference_of(recorded("person", reference="own")) is ReferenceRow.PERSON
-    assert reference_of(recorded("person", reference="shuffled")) is ReferenceRow.SHUFFLED
-    assert reference_of(recorded("endpointer-cascade")) is None
-    assert reference_of(recorded("not-registered-here")) is None
+    assert reference_row_of(recorded("never-speak")) is ReferenceRow.NEVER_SPEAK
+    assert reference_row_of(recorded("always-speak")) is ReferenceRow.ALWAYS_SPEAK
+    assert reference_row_of(recorded("person", reference="own")) is ReferenceRow.PERSON
+    assert reference_row_of(recorded("person", reference="shuffled")) is ReferenceRow.SHUFFLED
+    assert reference_row_of(recorded("endpointer-cascade")) is None
+    assert reference_row_of(recorded("not-registered-here")) is None
 
 
 def test_takeover_by_duration_bins_pauses_and_hides_thin_bins() -> None:

@@ -16,20 +16,18 @@ from pmc.scoring import (
     ScoreStatus,
     StrictVerdict,
 )
+from pmc.systems import Family, SystemCard
 
 SETTINGS = ScoreSettings()
 
 
-def _card(history: str | None, voice: str = "alloy") -> dict[str, Any]:
+def _card(
+    history: str | None, voice: str = "alloy", adapter: str = "openai-realtime"
+) -> SystemCard:
     params: dict[str, Any] = {"voice": voice}
     if history is not None:
         params["history"] = history
-    return {
-        "adapter": "openai-realtime",
-        "endpoint": "wss://x",
-        "turn_detection": {},
-        "params": params,
-    }
+    return SystemCard(adapter, adapter, Family.HOSTED, endpoint="wss://x", params=params)
 
 
 def _recall(system: str, point: str, conv: str, kind: PointKind, correct: bool) -> Score:
@@ -47,7 +45,7 @@ def _reply(system: str, point: str, conv: str, f1: float) -> Score:
     )  # fmt: skip
 
 
-def _run(cards: dict[str, dict[str, Any]], scores: dict[str, list[Score]]) -> RunData:
+def _run(cards: dict[str, SystemCard], scores: dict[str, list[Score]]) -> RunData:
     return RunData(
         Path("run"), "r", tuple(cards), cards, {n: None for n in cards}, {}, scores
     )  # fmt: skip
@@ -58,6 +56,9 @@ def test_text_and_audio_twins_are_paired_and_others_are_not() -> None:
         "gpt": _card(None),
         "gpt-audio": _card("audio"),
         "gpt-other-voice-audio": _card("audio", voice="ash"),  # not a twin: another voice
+        # no history choice: an adapter not registered here, and a cascade
+        "elsewhere-audio": _card("audio", adapter="not-registered-here"),
+        "cascade": SystemCard("cascade", "endpointer-cascade", Family.LOCAL),
     }
     assert channel_pairs(_run(cards, {n: [] for n in cards})) == [("gpt", "gpt-audio")]
     alone = {"gpt": _card("text")}

@@ -17,6 +17,9 @@ from pmc.report._repeats import (
     spread,
 )
 from pmc.scoring import PauseOutcome, PauseScore, ReplyScore, Score, ScoreSettings, ScoreStatus
+from pmc.systems import Family, SystemCard
+
+CARD = SystemCard("s", "endpointer-cascade", Family.LOCAL)
 
 SETTINGS = ScoreSettings()
 
@@ -71,7 +74,7 @@ def test_the_nested_bootstrap_varies_rollouts_within_points() -> None:
 
 def _run(scores: dict[str, list[Score]]) -> RunData:
     return RunData(
-        Path("run"), "r", tuple(scores), {n: {} for n in scores}, {n: None for n in scores}, {},
+        Path("run"), "r", tuple(scores), {n: CARD for n in scores}, {n: None for n in scores}, {},
         scores,
     )  # fmt: skip
 

@@ -25,7 +25,7 @@ from pmc.review import (
     log_path,
     read_log,
     reviewers,
-    truth_verdict,
+    truth_decision,
     window_reviews,
 )
 
@@ -146,7 +146,7 @@ TRUTH = _labels(
 def test_truth_judges_a_window_by_its_own_labels(
     kind: WindowKind, start: float, end: float, decision: Decision, reason: Reason | None
 ) -> None:
-    got, why, _ = truth_verdict(_window(kind, start, end), TRUTH)
+    got, why, _ = truth_decision(_window(kind, start, end), TRUTH)
     assert (got, why) == (decision, reason)
 
 

@@ -1,6 +1,6 @@
 """Talk-over points on a full-duplex system: the clip is streamed over its reply and it decides.
 
-The ``moshi`` card against :class:`pmc.testing.duplex.ListeningMoshi` (one process each, as a
+The ``moshi`` card against :class:`pmc.testing.duplex_server.ListeningMoshi` (one process each, as a
 model server is elsewhere), on the real clock: one fake stops its speech 250 ms after the
 speech it hears while talking begins, cut to the sample, the other never stops. A duplex model
 gets no interruption message from pmc: the harness only streams, and what the model does is
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from pmc.duplex import FRAME_SAMPLES, SAMPLE_RATE
+from pmc.duplex_server import FRAME_SAMPLES, SAMPLE_RATE
 from pmc.points import Point
-from pmc.testing.duplex import (
+from pmc.testing.duplex_server import (
     OPUS_DELAY_S,
     OPUS_PRE_ECHO_S,
     ListenerBehaviour,

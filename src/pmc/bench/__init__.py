@@ -28,16 +28,13 @@ from pmc.bench._harness import (
     LevelResult,
     RolloutOutcome,
     bench_harness,
-    run_level,
-    speech_like,
     summarise,
 )
 from pmc.bench._labels import LABELS_TARGET_MS, LabelsBench, bench_labels
-from pmc.bench._score import BENCH_SYSTEMS, ScoreBench, bench_score
+from pmc.bench._score import ScoreBench, bench_score
 from pmc.bench._steadiness import Steadiness, steadiness
 
 __all__ = [
-    "BENCH_SYSTEMS",
     "CONCURRENCY",
     "ERROR_P99_BOUND_MS",
     "LABELS_TARGET_MS",
@@ -61,8 +58,6 @@ __all__ = [
     "bench_score",
     "holds",
     "largest_held",
-    "run_level",
-    "speech_like",
     "steadiness",
     "summarise",
 ]

@@ -1,7 +1,7 @@
 """The duplex bench (``pmc bench duplex``): the server's step, and the harness's lateness.
 
 The server's 80 ms step idle and under load, and the harness's input lateness while it drives
-the server. The tiny random-weight models (:mod:`pmc.testing.duplex`) on the CPU: one
+the server. The tiny random-weight models (:mod:`pmc.testing.duplex_server`) on the CPU: one
 instance's steps timed alone (no network), then the server (``pmc serve-duplex``) driven by
 SESSIONS rollouts at once through the moshi-preloaded adapter, with the preload's prefill time.
 """
@@ -20,7 +20,7 @@ from typing import Any
 
 from pmc.harness import RolloutResult
 from pmc.systems import Family, SystemCard
-from pmc.testing.duplex import (
+from pmc.testing.duplex_server import (
     SERVER_ENV,
     build_tiny_models,
     drive_rollouts,
@@ -53,7 +53,7 @@ def bench_duplex(sessions: int, live_s: float, history_s: float, steps: int) -> 
     """Time ``steps`` idle steps, then run ``sessions`` rollouts at once against the server."""
     with tempfile.TemporaryDirectory(prefix="pmc-bench-duplex-") as tmp:
         models = build_tiny_models(Path(tmp) / "models")
-        args = [str(duplex_python()), "-m", "pmc.duplex", "step-times", "--device", "cpu"]
+        args = [str(duplex_python()), "-m", "pmc.duplex_server", "step-times", "--device", "cpu"]
         done = subprocess.run(
             [*args, *model_args(models, stock=False), "--steps", str(steps)],
             check=True,

@@ -31,7 +31,6 @@ from pmc.calibration._batch import LabelledRun, label_tracks
 from pmc.calibration._cache import WINDOW_LABELS_SCHEMA_VERSION
 from pmc.calibration._decode import (
     THREADS_PER_WORKER,
-    DecoderLoader,
     WhisperWindowDecoder,
     WindowDecoder,
     decode_track,
@@ -43,41 +42,25 @@ from pmc.calibration._result import CALIBRATION_SCHEMA_VERSION, Calibration, Cal
 from pmc.calibration._settings import LabelSettings, SweepGrid
 from pmc.calibration._sweep import calibrate, sweep
 from pmc.calibration._tracks import (
-    CALIBRATION_DIR,
-    WINDOW_LABELS_DIR,
-    TrackKey,
-    calibration_dir,
     find_tracks,
-    window_labels_dir,
 )
 from pmc.calibration._windows import WindowDecode, WindowSegment, WindowVerdict
 from pmc.calibration._write import (
-    CSV_COLUMNS,
-    TABLE_COLUMNS,
     calibration_csv,
     calibration_markdown,
-    row_cells,
-    sweep_table,
-    values_table,
     write_calibration,
 )
 
 __all__ = [
-    "CALIBRATION_DIR",
     "CALIBRATION_SCHEMA_VERSION",
-    "CSV_COLUMNS",
-    "TABLE_COLUMNS",
     "THREADS_PER_WORKER",
-    "WINDOW_LABELS_DIR",
     "WINDOW_LABELS_SCHEMA_VERSION",
     "Calibration",
     "CalibrationRow",
     "CellLabel",
-    "DecoderLoader",
     "LabelSettings",
     "LabelledRun",
     "SweepGrid",
-    "TrackKey",
     "TrackLabels",
     "WhisperWindowDecoder",
     "WindowDecode",
@@ -86,7 +69,6 @@ __all__ = [
     "WindowVerdict",
     "calibrate",
     "calibration_csv",
-    "calibration_dir",
     "calibration_markdown",
     "decode_track",
     "find_tracks",
@@ -94,11 +76,7 @@ __all__ = [
     "label_tracks",
     "label_windows",
     "load_decoder",
-    "row_cells",
     "sweep",
-    "sweep_table",
-    "values_table",
     "window_bounds",
-    "window_labels_dir",
     "write_calibration",
 ]

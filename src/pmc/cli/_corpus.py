@@ -27,18 +27,13 @@ from pmc.corpus import (
     ImportSummary,
     SeamlessSource,
     Skipped,
-    SourceKind,
     corpus_stats,
     import_corpus,
     read_corpus,
 )
-from pmc.demo import (
-    DEMO_MIN_DURATION_S,
-    build_demo_source,
-    demo_scripts,
-    import_demo_source,
-)
+from pmc.demo import DEMO_MIN_DURATION_S
 from pmc.hub import SEAMLESS_SPLITS, DownloadOutcome, FetchSummary, fetch_seamless
+from pmc.pipeline import PipelineHooks, import_demo
 
 _root = click.argument("root", type=click.Path(exists=True, file_okay=False, path_type=Path))
 _lenient = click.option(
@@ -109,7 +104,7 @@ def import_folder(root: Path, workdir: Path, min_duration: float, lenient_words:
     show_default=True,
     help="Leave out conversations shorter than this many seconds.",
 )
-def import_demo(workdir: Path, min_duration: float) -> None:
+def import_demo_command(workdir: Path, min_duration: float) -> None:
     """Synthesise the bundled demo corpus (offline, cached) and import it.
 
     The audio, Seamless-format metadata and a ground-truth file per conversation are written to
@@ -128,12 +123,8 @@ def import_demo_corpus(
         min_duration: Leave out conversations shorter than this many seconds.
         conversations: Only the first this many of the bundled conversations (all when None).
     """
-    with progress_bar("synthesising demo") as start:
-        advance = start(len(demo_scripts(conversations)))
-        keys = build_demo_source(workdir, conversations, on_built=lambda _name: advance())
-    with progress_bar(f"importing {SourceKind.SEAMLESS.value}") as start:
-        summary = import_demo_source(workdir, keys, min_duration, report_skip, start)
-    return show_import(summary, workdir)
+    hooks = PipelineHooks(progress_bar, report_skip)
+    return show_import(import_demo(workdir, conversations, min_duration, hooks), workdir)
 
 
 def _run(source: CorpusSource, workdir: Path, min_duration: float) -> ImportSummary:

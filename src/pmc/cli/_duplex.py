@@ -3,9 +3,10 @@
 The server needs PyTorch and moshi, which live in their own environment (``make duplex-env``:
 moshi pins an old PyTorch). This command runs the server in-process where they are importable;
 otherwise it runs it with the duplex environment's Python (``.venv-duplex``, or
-``PMC_DUPLEX_PYTHON``); with neither it prints how to install them, in one line. Its options are
-:mod:`pmc.duplex.__main__`'s (``pmc serve-duplex serve --help``). With ``--ray`` it serves the
-model as a pool of replicas on a Ray cluster instead (:func:`pmc.duplex.serve_pool`).
+``PMC_DUPLEX_PYTHON``); with neither it prints how to install them, in one line. Its options
+are :mod:`pmc.duplex_server.__main__`'s (``pmc serve-duplex serve --help``). With ``--ray`` it
+serves the model as a pool of replicas on a Ray cluster instead
+(:func:`pmc.duplex_server.serve_pool`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import sys
 import click
 
 from pmc.cli._ui import ray_option
-from pmc.duplex import (
+from pmc.duplex_server import (
     DEFAULT_POOL,
     PoolSpec,
     in_this_python,
@@ -70,7 +71,7 @@ def serve_duplex_command(
     `pmc serve-duplex --help` lists every option. With --ray, a pool of replicas on Ray.
     """
     if args[:1] in (("-h",), ("--help",)):
-        from pmc.duplex.__main__ import build_parser
+        from pmc.duplex_server.__main__ import build_parser
 
         # In-process, so it reads like every other command's help (and needs no PyTorch).
         click.echo(build_parser().format_help().replace("usage:", "Usage:", 1), nl=False)
@@ -82,12 +83,12 @@ def serve_duplex_command(
     if (replicas, gpus_per_replica, pool) != (None, None, None):
         raise PmcError("--replicas, --gpus-per-replica and --pool serve a pool: add --ray")
     if in_this_python():
-        from pmc.duplex.__main__ import main
+        from pmc.duplex_server.__main__ import main
 
         main(list(args))
         return
     python = server_python()
-    sys.exit(subprocess.call([python, "-m", "pmc.duplex", *args], env=server_env()))
+    sys.exit(subprocess.call([python, "-m", "pmc.duplex_server", *args], env=server_env()))
 
 
 def _serve_pool(

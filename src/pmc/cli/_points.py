@@ -1,4 +1,4 @@
-"""``pmc points``: gates, ranking, draw, recall questions, identity prompts and audio cuts."""
+"""``pmc points``: filters, ranking, draw, recall questions, identity prompts and audio cuts."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ from pmc.tts import DEFAULT_TTS
 def points_command(
     workdir: Path, draw: int, seed: int, tts: str, judge: str | None, require_review: int
 ) -> None:
-    """Build the point set: gated, ranked, capped and drawn boundaries, and recall questions.
+    """Build the point set: filtered, ranked, capped and drawn boundaries, and recall questions.
 
     Reads WORKDIR/corpus and WORKDIR/labels (only conversations selected by `pmc select`, when
     it ran); writes WORKDIR/points/manifest.jsonl, funnel.json and audio/<point_id>/ (history of
@@ -90,8 +90,8 @@ def print_funnel(funnel: Funnel) -> None:
         table.add_column(kind.value.replace("_", " "), justify="right")
     rows = (
         ("candidate boundaries in the labels", funnel.candidates),
-        ("after label-only gates", funnel.label_gates),
-        ("after audio gates", funnel.audio_gates),
+        ("after label-only filters", funnel.label_filters),
+        ("after audio filters", funnel.audio_filters),
         ("after the cap of 3 per kind per conversation", funnel.capped),
         ("after the judge", funnel.judged),
         ("rejected by a reviewer", funnel.rejected),
@@ -100,7 +100,7 @@ def print_funnel(funnel: Funnel) -> None:
     )
     recall = (PointKind.CONVERSATION_RECALL, PointKind.FACT_RECALL)
     # Recall points are not boundaries: the first three stages do not apply to them.
-    boundary_only = (funnel.candidates, funnel.label_gates, funnel.audio_gates, funnel.rejected)
+    boundary_only = (funnel.candidates, funnel.label_filters, funnel.audio_filters, funnel.rejected)
     for name, counts in rows:
         cells = [
             "–"

@@ -154,7 +154,7 @@ def import_truth_command(workdir: Path, truth_dir: Path | None) -> None:
     """Load the demo corpus's ground truth as the reviewer 'truth'.
 
     Its labels become truth's re-annotation of every conversation, and each window gets
-    truth's verdict (accepted when the scripted pause or turn end is within 250 ms, rejected
+    truth's decision (accepted when the scripted pause or turn end is within 250 ms, rejected
     with a reason otherwise), so `pmc review compare` runs end to end offline. Importing
     again adds nothing for windows truth already decided.
     """

@@ -8,14 +8,14 @@ frame by frame at 12.5 Hz and then continues live from that state.
 
 It needs PyTorch and the ``moshi`` package (an optional extra, in its own environment: moshi
 pins an old torch, so it is installed with ``--no-deps``; see the README's "Full-duplex
-systems"). Nothing here imports them at module level: :mod:`pmc.duplex._wire` and
-:mod:`pmc.duplex._align` are plain Python that the client side shares, and so is
-:mod:`pmc.duplex._pool`, the registry of a pool of servers on Ray (``pmc serve-duplex --ray``);
-:mod:`pmc.duplex._supervisor` keeps such a pool's replicas running, and
-:mod:`pmc.duplex._launch` finds the Python that can run the server.
+systems"). Nothing here imports them at module level: :mod:`pmc.duplex_server._wire` and
+:mod:`pmc.duplex_server._align` are plain Python that the client side shares, and so is
+:mod:`pmc.duplex_server._pool`, the registry of a pool of servers on Ray
+(``pmc serve-duplex --ray``); :mod:`pmc.duplex_server._supervisor` keeps such a pool's
+replicas running, and :mod:`pmc.duplex_server._launch` finds the Python that can run the server.
 """
 
-from pmc.duplex._launch import (
+from pmc.duplex_server._launch import (
     DUPLEX_VENV,
     PYTHON_ENV,
     environment_python,
@@ -23,7 +23,7 @@ from pmc.duplex._launch import (
     server_env,
     server_python,
 )
-from pmc.duplex._pool import (
+from pmc.duplex_server._pool import (
     DEFAULT_POOL,
     POOL_NAMESPACE,
     PoolRegistry,
@@ -31,8 +31,14 @@ from pmc.duplex._pool import (
     Replica,
     pool_actor_name,
 )
-from pmc.duplex._supervisor import PoolSpec, serve_pool
-from pmc.duplex._wire import FRAME_SAMPLES, HISTORY_CHUNK_BYTES, INSTALL_HINT, SAMPLE_RATE, Kind
+from pmc.duplex_server._supervisor import PoolSpec, serve_pool
+from pmc.duplex_server._wire import (
+    FRAME_SAMPLES,
+    HISTORY_CHUNK_BYTES,
+    INSTALL_HINT,
+    SAMPLE_RATE,
+    Kind,
+)
 
 __all__ = [
     "DEFAULT_POOL",

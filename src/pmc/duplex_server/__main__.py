@@ -1,4 +1,4 @@
-"""``python -m pmc.duplex`` (and ``pmc serve-duplex``): serve, check forcing, time steps.
+"""``python -m pmc.duplex_server`` (and ``pmc serve-duplex``): serve, check forcing, time steps.
 
 Options are defined here once, with argparse, so the duplex environment needs none of pmc's
 command-line dependencies; ``pmc serve-duplex`` hands its arguments to :func:`main`.
@@ -18,7 +18,7 @@ import os
 import sys
 from pathlib import Path
 
-from pmc.duplex._wire import DEFAULT_SEED, FRAME_SAMPLES, INSTALL_HINT
+from pmc.duplex_server._wire import DEFAULT_SEED, FRAME_SAMPLES, INSTALL_HINT
 
 DEFAULT_PORT = 8999
 """One above the stock server's 8998, so both can run on one host."""
@@ -54,7 +54,7 @@ def _model_args(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command line of ``python -m pmc.duplex`` / ``pmc serve-duplex``."""
+    """The command line of ``python -m pmc.duplex_server`` / ``pmc serve-duplex``."""
     parser = argparse.ArgumentParser(
         prog="pmc serve-duplex",
         description="Serve moshi-family full-duplex models with a teacher-forced preload route.",
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         import torch
 
-        from pmc.duplex import _engine, _server
+        from pmc.duplex_server import _engine, _server
     except ImportError as exc:
         raise SystemExit(f"{exc}. {INSTALL_HINT}") from None
     torch.set_num_threads(args.threads)
@@ -137,7 +137,7 @@ def check_forcing(
     """
     import numpy as np
 
-    from pmc.duplex._engine import Engine
+    from pmc.duplex_server._engine import Engine
 
     if not isinstance(engine, Engine):
         raise TypeError("an Engine")

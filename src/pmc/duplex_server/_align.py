@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from pmc.duplex._wire import FRAME_RATE_HZ
+from pmc.duplex_server._wire import FRAME_RATE_HZ
 
 PAD = 3
 """Moshi's text padding id (``existing_text_padding_id`` in moshi's LM config)."""

@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pmc.duplex._align import EPAD, PAD, TimedText, align_words, prompt_tokens
-from pmc.duplex._wire import FRAME_RATE_HZ, FRAME_SAMPLES, INSTALL_HINT, SAMPLE_RATE
+from pmc.duplex_server._align import EPAD, PAD, TimedText, align_words, prompt_tokens
+from pmc.duplex_server._wire import FRAME_RATE_HZ, FRAME_SAMPLES, INSTALL_HINT, SAMPLE_RATE
 
 try:
     import sentencepiece

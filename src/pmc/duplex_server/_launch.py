@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-from pmc.duplex._wire import INSTALL_HINT
+from pmc.duplex_server._wire import INSTALL_HINT
 from pmc.errors import PmcError
 
 SERVER_MODULES = ("torch", "moshi", "aiohttp", "sphn", "sentencepiece")
@@ -20,7 +20,7 @@ PYTHON_ENV = "PMC_DUPLEX_PYTHON"
 """Names the duplex environment's Python, where it is not the checkout's ``.venv-duplex``."""
 DUPLEX_VENV = Path(__file__).resolve().parents[3] / ".venv-duplex"
 """Where ``make duplex-env`` builds the environment: beside ``src/`` in the checkout (this file
-is ``src/pmc/duplex/_launch.py`` in an editable install)."""
+is ``src/pmc/duplex_server/_launch.py`` in an editable install)."""
 
 
 def in_this_python() -> bool:

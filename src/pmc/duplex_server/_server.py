@@ -30,22 +30,22 @@ from typing import Any
 
 import numpy as np
 
-from pmc.duplex._align import TimedText
-from pmc.duplex._engine import Engine, FloatArray, PrimeReport, Sampling, Weights
-from pmc.duplex._wire import DEFAULT_SEED, FRAME_SAMPLES, SAMPLE_RATE, Kind
+from pmc.duplex_server._align import TimedText
+from pmc.duplex_server._engine import Engine, FloatArray, PrimeReport, Sampling, Weights
+from pmc.duplex_server._wire import DEFAULT_SEED, FRAME_SAMPLES, SAMPLE_RATE, Kind
 
 try:
     import sphn
     from aiohttp import WSMsgType, web
 except ImportError as _exc:  # pragma: no cover
-    from pmc.duplex._wire import INSTALL_HINT
+    from pmc.duplex_server._wire import INSTALL_HINT
 
     raise ImportError(f"{_exc}. {INSTALL_HINT}") from _exc
 
-log = logging.getLogger("pmc.duplex")
+log = logging.getLogger("pmc.duplex_server")
 
 PRELOAD_VERSIONS = (1,)
-"""Header versions this server reads (pmc.systems._duplex._preloaded.PRELOAD_VERSION)."""
+"""Header versions this server reads (pmc.systems._duplex_client._preloaded.PRELOAD_VERSION)."""
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 """Largest message accepted: the client's history chunks are 1 MiB."""
 

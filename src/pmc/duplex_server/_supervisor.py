@@ -2,7 +2,7 @@
 
 Each replica is a Ray actor (:class:`DuplexReplica`) that runs the server as a child process on
 a free port of its node and reports ``ws://<node ip>:<port>``. This process keeps the pool's
-registry (:class:`pmc.duplex.PoolRegistry`, a detached named actor that cards reach through
+registry (:class:`pmc.duplex_server.PoolRegistry`, a detached named actor that cards reach through
 ``pool://NAME/...``), prints the endpoints and stays in the foreground: a replica whose server
 or actor dies leaves the registry and a new one takes its place, and a replica a session failed
 on is checked before it serves again. Ctrl-C stops every replica and the registry
@@ -26,8 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from pmc import cluster
-from pmc.duplex._launch import server_env, server_python
-from pmc.duplex._pool import POOL_NAMESPACE, PoolRegistry, PoolState, Replica, pool_actor_name
+from pmc.duplex_server._launch import server_env, server_python
+from pmc.duplex_server._pool import (
+    POOL_NAMESPACE,
+    PoolRegistry,
+    PoolState,
+    Replica,
+    pool_actor_name,
+)
 from pmc.errors import PmcError
 
 REPLICA_CPUS = 1
@@ -58,9 +64,9 @@ if sys.platform.startswith("linux"):
     ctypes.CDLL(None).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG: SIGTERM when the actor dies
 if os.getppid() != parent:
     sys.exit("the replica that started this server is gone")
-runpy.run_module("pmc.duplex", run_name="__main__", alter_sys=True)
+runpy.run_module("pmc.duplex_server", run_name="__main__", alter_sys=True)
 """
-"""``python -c`` program that runs ``python -m pmc.duplex`` and ends with its replica's process.
+"""``python -c`` program: ``python -m pmc.duplex_server``, ending with its replica's process.
 A killed Ray actor leaves its children behind (holding a GPU); ``preexec_fn`` could set the same
 in the child, but is unsafe in a process with threads, as a Ray worker is."""
 

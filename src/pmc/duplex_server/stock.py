@@ -7,7 +7,7 @@ keeps PyTorch to one thread (two threads on two busy cores spike to hundreds of 
 per step, same notes), and runs the module exactly as ``python -m moshi.server`` would, with
 the same arguments.
 
-``python -m pmc.duplex.stock --device cpu --static none --hf-repo local/none
+``python -m pmc.duplex_server.stock --device cpu --static none --hf-repo local/none
 --config-path tiny/config.json --moshi-weight ... --mimi-weight ... --tokenizer ...``
 """
 
@@ -17,7 +17,7 @@ import os
 import runpy
 import sys
 
-from pmc.duplex._wire import INSTALL_HINT
+from pmc.duplex_server._wire import INSTALL_HINT
 
 
 def main(argv: list[str]) -> None:

@@ -6,7 +6,7 @@ kept, so the models run the real streaming path at 80 ms frames. Nothing is down
 tokenizer is trained offline on sentences made here, and ``config.json`` names the Mimi config
 with ``file://``, which moshi's loader reads without the hub.
 
-Run in the duplex environment: ``python -m pmc.duplex.tiny OUT_DIR``.
+Run in the duplex environment: ``python -m pmc.duplex_server.tiny OUT_DIR``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pmc.duplex._wire import INSTALL_HINT
+from pmc.duplex_server._wire import INSTALL_HINT
 
 SEED = 1234
 """The weights' seed; any fixed value does."""
@@ -174,8 +174,8 @@ def build(out: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m pmc.duplex.tiny OUT_DIR``."""
-    parser = argparse.ArgumentParser(prog="python -m pmc.duplex.tiny", description=__doc__)
+    """``python -m pmc.duplex_server.tiny OUT_DIR``."""
+    parser = argparse.ArgumentParser(prog="python -m pmc.duplex_server.tiny", description=__doc__)
     parser.add_argument("out", type=Path, help="Folder to write the models into.")
     args = parser.parse_args(argv)
     print(build(args.out))

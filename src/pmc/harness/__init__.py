@@ -9,7 +9,7 @@ stepping a card's concurrency down when its server says so (``_retry``). A run's
 from pmc.harness._audit import LATE_BOUND_MS, TimingAudit, audit
 from pmc.harness._backoff import Backoff
 from pmc.harness._clock_kind import ClockKind
-from pmc.harness._inputs import live_for, preload_for, reference_for, rollout_seed
+from pmc.harness._inputs import live_for, preload_for, rollout_seed
 from pmc.harness._monitor import SpeechMonitor
 from pmc.harness._playback import Chunk, Played, reconstruct
 from pmc.harness._protocol import ProtocolParams, Schedule, Send, StopReason, hosted_commit
@@ -17,9 +17,6 @@ from pmc.harness._record import ProtocolRecord
 from pmc.harness._rollout import RolloutJob, RolloutResult, run_rollout
 from pmc.harness._run import (
     ERROR_FILE,
-    FINISHED,
-    REPORT_DIR,
-    ROLLOUTS_DIR,
     RUN_FILE,
     SCORES_DIR,
     TRACE_FILE,
@@ -33,7 +30,6 @@ from pmc.harness._stage import (
     RunSettings,
     clock_for,
     default_run_id,
-    points_for,
     rollout_dir,
     run_rollouts,
     runs_dir,
@@ -52,11 +48,8 @@ from pmc.harness._trace import (
 
 __all__ = [
     "ERROR_FILE",
-    "FINISHED",
     "LATE_BOUND_MS",
     "PLAYED_FILE",
-    "REPORT_DIR",
-    "ROLLOUTS_DIR",
     "RUN_FILE",
     "SCORES_DIR",
     "TRACE_FILE",
@@ -93,11 +86,9 @@ __all__ = [
     "frame_ns",
     "hosted_commit",
     "live_for",
-    "points_for",
     "preload_for",
     "read_rollout",
     "reconstruct",
-    "reference_for",
     "rollout_dir",
     "rollout_seed",
     "run_rollout",

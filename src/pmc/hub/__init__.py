@@ -5,13 +5,11 @@ what to fetch and extract for a Seamless subset (``_fetch``), ready for
 ``pmc corpus import seamless`` (docs/fetching.md).
 """
 
-from pmc.hub._download import ByteAdvance, ByteStart, DownloadOutcome
-from pmc.hub._fetch import HUB_REPO_ID, SEAMLESS_SPLITS, FetchSummary, fetch_seamless
+from pmc.hub._download import ByteStart, DownloadOutcome
+from pmc.hub._fetch import SEAMLESS_SPLITS, FetchSummary, fetch_seamless
 
 __all__ = [
-    "HUB_REPO_ID",
     "SEAMLESS_SPLITS",
-    "ByteAdvance",
     "ByteStart",
     "DownloadOutcome",
     "FetchSummary",

@@ -25,7 +25,6 @@ from pmc.labels._select import (
 )
 from pmc.labels._settings import ENGINE_VERSION, EngineSettings
 from pmc.labels._stage import (
-    INVENTORY_FILE,
     SELECTION_FILE,
     LabelRun,
     label_paths,
@@ -48,7 +47,6 @@ from pmc.labels._vap import Projection, Projector, flag_with_projection, load_pr
 __all__ = [
     "ENGINE_VERSION",
     "INVENTORY_FIGURE",
-    "INVENTORY_FILE",
     "LABELS_SCHEMA_VERSION",
     "LIVELINESS_CUTOFF",
     "SELECTION_FILE",

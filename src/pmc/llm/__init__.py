@@ -8,9 +8,8 @@ Build a client from a ``PROVIDER:MODEL`` spec (``openai:gpt-4o``, ``anthropic:cl
 once: a rerun asks nothing again.
 """
 
-from pmc.llm._cache import CACHE_SCHEMA_VERSION, CacheKey, JudgeCache, cached_complete
+from pmc.llm._cache import CacheKey, JudgeCache, cached_complete
 from pmc.llm._client import (
-    DEFAULT_MAX_TOKENS,
     LLM_PROVIDERS,
     LlmAnswer,
     LlmClient,
@@ -22,9 +21,6 @@ from pmc.llm._client import (
     register_llm,
 )
 from pmc.llm._providers import (
-    BACKOFF_FIRST_S,
-    DEFAULT_TIMEOUT_S,
-    MAX_RETRIES,
     AnthropicClient,
     HttpLlmClient,
     OpenAIClient,
@@ -32,12 +28,7 @@ from pmc.llm._providers import (
 from pmc.llm._scripted import Script, ScriptedLlm
 
 __all__ = [
-    "BACKOFF_FIRST_S",
-    "CACHE_SCHEMA_VERSION",
-    "DEFAULT_MAX_TOKENS",
-    "DEFAULT_TIMEOUT_S",
     "LLM_PROVIDERS",
-    "MAX_RETRIES",
     "AnthropicClient",
     "CacheKey",
     "HttpLlmClient",

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pmc.asr import DEFAULT_ASR
-from pmc.corpus import Skipped
+from pmc.corpus import ImportSummary, Skipped, SourceKind
 from pmc.demo import DEMO_MIN_DURATION_S, build_demo_source, demo_scripts, import_demo_source
 from pmc.harness import RunSettings, run_rollouts, runs_dir
 from pmc.labels import run_labels, run_selection, write_inventory
@@ -77,6 +77,25 @@ def demo_run_id(conversations: int | None) -> str:
     return DEMO_RUN if conversations is None else f"{DEMO_RUN}-{conversations}"
 
 
+def import_demo(
+    workdir: Path,
+    conversations: int | None = None,
+    min_duration_s: float = DEMO_MIN_DURATION_S,
+    hooks: PipelineHooks | None = None,
+) -> ImportSummary:
+    """The demo's corpus in ``workdir``: its first ``conversations`` synthesised and imported.
+
+    The synthesis is a cache: conversations already synthesised with the same voice and script
+    are kept. Conversations shorter than ``min_duration_s`` are skipped (``hooks.on_skip``).
+    """
+    hooks = hooks or PipelineHooks()
+    with hooks.progress("synthesising demo") as start:
+        advance = start(len(demo_scripts(conversations)))
+        keys = build_demo_source(workdir, conversations, on_built=lambda _name: advance())
+    with hooks.progress(f"importing {SourceKind.SEAMLESS.value}") as start:
+        return import_demo_source(workdir, keys, min_duration_s, hooks.on_skip, start)
+
+
 def run_demo_pipeline(
     workdir: Path,
     cards: list[SystemCard],
@@ -95,12 +114,7 @@ def run_demo_pipeline(
         if hooks.done is not None:
             hooks.done(stage, result)
 
-    with hooks.progress("synthesising demo") as start:
-        advance = start(len(demo_scripts(conversations)))
-        keys = build_demo_source(workdir, conversations, on_built=lambda _name: advance())
-    with hooks.progress("importing seamless") as start:
-        summary = import_demo_source(workdir, keys, DEMO_MIN_DURATION_S, hooks.on_skip, start)
-    done(Stage.CORPUS, summary)
+    done(Stage.CORPUS, import_demo(workdir, conversations, hooks=hooks))
     with hooks.progress("labelling") as start:
         labelled = run_labels(workdir, asr=DEFAULT_ASR, progress=start)
     done(Stage.LABELS, (labelled, write_inventory(workdir)))

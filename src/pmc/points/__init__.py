@@ -1,6 +1,6 @@
 """Points stage: the moments every system is put at (paper section 3.3)."""
 
-from pmc.points._files import MANIFEST_FILE, WINDOWS_FILE, points_dir, read_points, read_windows
+from pmc.points._files import MANIFEST_FILE, points_dir, read_points, read_windows
 from pmc.points._funnel import DEFAULT_DRAW, Funnel
 from pmc.points._stage import run_points
 from pmc.points._types import POINT_SCHEMA_VERSION, JudgeVerdict, Point, PointKind, point_id
@@ -9,7 +9,6 @@ __all__ = [
     "DEFAULT_DRAW",
     "MANIFEST_FILE",
     "POINT_SCHEMA_VERSION",
-    "WINDOWS_FILE",
     "Funnel",
     "JudgeVerdict",
     "Point",

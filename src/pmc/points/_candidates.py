@@ -1,6 +1,6 @@
-"""Candidate pause, turn-end and talk-over points from the labels, with the label-only gates.
+"""Candidate pause, turn-end and talk-over points from the labels, with the label-only filters.
 
-The gates of pauses and turn ends are the paper's (appendix A); a talk-over point is a turn-end
+The filters of pauses and turn ends are the paper's (appendix A); a talk-over point is a turn-end
 candidate whose reply the other speaker talked over (the labels' rule 5, docs/labels.md).
 """
 
@@ -38,7 +38,7 @@ the pause (docs/architecture.md "Protocol")."""
 
 @dataclass(frozen=True)
 class Candidate:
-    """A boundary that passed the label-only gates.
+    """A boundary that passed the label-only filters.
 
     Attributes:
         kind: Pause or turn end.
@@ -83,7 +83,7 @@ def _turn_of(turns: list[Label], t: float) -> Label | None:
 
 
 def pause_candidates(conversation: Conversation, labels: Labels) -> tuple[int, list[Candidate]]:
-    """All labelled pauses (the count) and those passing the label-only gates."""
+    """All labelled pauses (the count) and those passing the label-only filters."""
     cid = conversation.conversation_id
     found: list[Candidate] = []
     pauses = labels.of(LabelKind.PAUSE)
@@ -133,7 +133,7 @@ def pause_candidates(conversation: Conversation, labels: Labels) -> tuple[int, l
 def turn_end_candidates(
     conversation: Conversation, labels: Labels, reply_min_words: int = REPLY_MIN_WORDS
 ) -> tuple[int, list[Candidate]]:
-    """All turn ends (the count) and those passing the label-only gates.
+    """All turn ends (the count) and those passing the label-only filters.
 
     ``reply_min_words``: the reply's least words (the talk-over kinds ask for fewer: a reply cut
     short by a barge-in is what they are about).
@@ -191,7 +191,7 @@ TALK_OVER_REPLY_MIN_WORDS = 2
 def talk_over_candidates(
     conversation: Conversation, labels: Labels
 ) -> dict[PointKind, tuple[int, list[Candidate]]]:
-    """Barge-in and backchannel candidates: a gated turn end whose reply was talked over.
+    """Barge-in and backchannel candidates: a filtered turn end whose reply was talked over.
 
     For each kind, all labels of it (the count) and the candidates. A barge-in flagged as a
     terminal overlap (the replier was finishing anyway) is no barge-in to play.

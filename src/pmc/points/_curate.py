@@ -1,4 +1,4 @@
-"""Audio gates, the heuristic ranking, the per-conversation cap and the seeded draw (appendix A)."""
+"""Audio filters, the heuristic ranking, the per-conversation cap, the seeded draw (appendix A)."""
 
 from __future__ import annotations
 
@@ -70,10 +70,10 @@ def _ratio(track: FloatArray, start_s: float, end_s: float, gate: GateParams) ->
     return speech_ratio(track[first:last], gate) if last > first else 0.0
 
 
-def passes_audio_gates(
+def passes_audio_filters(
     candidate: Candidate, tracks: dict[object, FloatArray], gate: GateParams
 ) -> bool:
-    """The audio gates: the pause is silent; the speech before, the reply and a clip are speech."""
+    """The audio filters: a silent pause; speech before it, in the reply and in a clip."""
     user = tracks[candidate.user]
     before = _ratio(
         user, candidate.boundary_conv_s - BEFORE_BOUNDARY_S, candidate.boundary_conv_s, gate

@@ -8,8 +8,10 @@ from typing import Any
 
 from pmc.points._types import PointKind
 
-FUNNEL_SCHEMA_VERSION = 2
-"""2: the review's rows (``rejected``, ``reviewed``) and ``require_review``."""
+FUNNEL_SCHEMA_VERSION = 3
+"""2: the review's rows (``rejected``, ``reviewed``) and ``require_review``. 3: the rows of the
+label-only and audio filters are ``label_filters`` and ``audio_filters`` (were ``..._gates``:
+"gate" is the speech gate's name, docs/architecture.md)."""
 DEFAULT_DRAW = 300
 """The run reported in the paper draws 300 points of each kind (section 3.3)."""
 
@@ -20,8 +22,8 @@ class Funnel:
 
     conversations: int = 0
     candidates: Counter[str] = field(default_factory=Counter)
-    label_gates: Counter[str] = field(default_factory=Counter)
-    audio_gates: Counter[str] = field(default_factory=Counter)
+    label_filters: Counter[str] = field(default_factory=Counter)
+    audio_filters: Counter[str] = field(default_factory=Counter)
     capped: Counter[str] = field(default_factory=Counter)
     judged: Counter[str] = field(default_factory=Counter)
     reviewed: Counter[str] = field(default_factory=Counter)
@@ -40,8 +42,8 @@ class Funnel:
         """Plain-JSON form, with the schema version."""
         stages = (
             "candidates",
-            "label_gates",
-            "audio_gates",
+            "label_filters",
+            "audio_filters",
             "capped",
             "judged",
             "rejected",

@@ -1,6 +1,6 @@
 """The optional LLM judge of curation (paper section 3.3): reject bad windows, rank the rest.
 
-It reads a transcript window around each survivor of the gates and the cap. For a pause it
+It reads a transcript window around each survivor of the filters and the cap. For a pause it
 rejects incoherent windows, pauses that hand the turn to the listener and interrupted fragments,
 and scores how tempting the pause is; for a turn end it rejects incoherent windows, interrupted
 fragments and unresponsive replies, and scores how hard the turn end is. A score of zero is

@@ -1,6 +1,6 @@
 """Running the points stage: labels in, ``points/manifest.jsonl``, ``funnel.json`` and cuts out.
 
-Two passes over the corpus: the first gates, ranks, caps and draws (keeping no audio); the
+Two passes over the corpus: the first filters, ranks, caps and draws (keeping no audio); the
 second reads only the conversations with drawn points and writes their cuts.
 """
 
@@ -29,7 +29,7 @@ from pmc.points._curate import (
     cap_per_conversation,
     features,
     heuristic_score,
-    passes_audio_gates,
+    passes_audio_filters,
     seeded_draw,
 )
 from pmc.points._cuts import (
@@ -72,7 +72,7 @@ JUDGE_CACHE_FILE = "judge_cache.jsonl"
 
 @dataclass(frozen=True)
 class _Draft:
-    """A point before its cuts: a gated, ranked candidate, or a recall question."""
+    """A point before its cuts: a filtered, ranked candidate, or a recall question."""
 
     point_id: str
     kind: PointKind
@@ -125,9 +125,9 @@ def _drafts(
     }
     for kind, (total, found) in groups.items():
         funnel.candidates[kind.value] += total
-        funnel.label_gates[kind.value] += len(found)
+        funnel.label_filters[kind.value] += len(found)
         for c in found:
-            if passes_audio_gates(c, tracks, gate):
+            if passes_audio_filters(c, tracks, gate):
                 values = features(c)
                 # Talk over one reply may come more than once: its onset tells them apart.
                 extra = (
@@ -137,7 +137,7 @@ def _drafts(
                 survivors.append(
                     _Draft(pid, kind, cid, c, features=values, score=heuristic_score(kind, values))
                 )
-                funnel.audio_gates[kind.value] += 1
+                funnel.audio_filters[kind.value] += 1
     kept = cap_per_conversation([(d.point_id, d.kind.value, d.score) for d in survivors])
     drafts = [d for d in survivors if d.point_id in kept]
     for d in drafts:

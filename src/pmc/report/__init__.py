@@ -9,15 +9,13 @@ files: Markdown, CSV, a versioned ``results.json`` (``_write``) and a static HTM
 with a stereo file to listen to from ``_listen``), put together by :func:`build_report`.
 """
 
-from pmc.report._aggregate import RECALL_PREFIX_S, RESAMPLES, Value, bootstrap, metrics_for
+from pmc.report._aggregate import RESAMPLES, Value, bootstrap, metrics_for
 from pmc.report._data import RunData, load_run
 from pmc.report._main import FirstLook, MainRow, first_look, main_table, row
-from pmc.report._reference import reference_of
 from pmc.report._stage import build_report
-from pmc.report._write import main_tables, markdown, table_csv, write_main_table
+from pmc.report._write import main_tables, markdown, write_main_table
 
 __all__ = [
-    "RECALL_PREFIX_S",
     "RESAMPLES",
     "FirstLook",
     "MainRow",
@@ -31,8 +29,6 @@ __all__ = [
     "main_tables",
     "markdown",
     "metrics_for",
-    "reference_of",
     "row",
-    "table_csv",
     "write_main_table",
 ]

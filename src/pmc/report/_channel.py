@@ -2,7 +2,7 @@
 
 The paper's hosted systems read the history and its full-duplex systems hear it, so part of the
 recall gap between the families is a gap between channels (section 6). When a run holds a
-system with both history modes (``params.history``, e.g. ``gpt-realtime-300`` and
+system with both history modes (:func:`pmc.systems.history_channel`, e.g. ``gpt-realtime-300`` and
 ``gpt-realtime-300-audio-history``), this table compares them on the points both were scored
 on: recall of each kind (every history length) and turn-end similarity, with the paired
 difference and a bootstrap over conversations, as the paired configuration comparison does.
@@ -19,44 +19,33 @@ from pmc.report._aggregate import RESAMPLES, reply_field, strict_correct
 from pmc.report._compare import paired_interval, with_interval
 from pmc.report._data import RunData
 from pmc.scoring import Score
+from pmc.systems import HistoryMode, SystemCard, history_channel
 from pmc.table import Cell, Table
 
-TEXT, AUDIO = "text", "audio"
-"""The history modes a hosted card's ``params.history`` names (text unless it says audio)."""
-
-
-def history_mode(card: dict[str, object]) -> str:
-    """A recorded card's history mode."""
-    params = card.get("params")
-    mode = params.get("history", TEXT) if isinstance(params, dict) else TEXT
-    return str(mode)
+HISTORY_PARAMS = ("history", "assistant_history")
+"""The card parameters that choose the history's channel (the hosted adapters')."""
 
 
 def channel_pairs(data: RunData) -> list[tuple[str, str]]:
     """(text, audio) systems of one adapter, otherwise configured alike, both under test."""
     under_test = [s for s in data.systems if data.references[s] is None]
-    pairs = []
-    for text in under_test:
-        if history_mode(data.cards[text]) != TEXT:
-            continue
-        for audio in under_test:
-            if history_mode(data.cards[audio]) == AUDIO and _twins(data, text, audio):
-                pairs.append((text, audio))
-    return pairs
+    modes = {s: history_channel(data.cards[s]) for s in under_test}
+    return [
+        (text, audio)
+        for text in under_test
+        if modes[text] is HistoryMode.TEXT
+        for audio in under_test
+        if modes[audio] is HistoryMode.AUDIO and _twins(data.cards[text], data.cards[audio])
+    ]
 
 
-def _twins(data: RunData, text: str, audio: str) -> bool:
+def _twins(a: SystemCard, b: SystemCard) -> bool:
     """Same adapter and the same settings but for the history's."""
-    a, b = data.cards[text], data.cards[audio]
 
-    def rest(card: dict[str, object]) -> tuple[object, ...]:
-        params = card.get("params")
-        kept = {
-            k: v
-            for k, v in (params.items() if isinstance(params, dict) else ())
-            if k not in ("history", "assistant_history")
-        }
-        return (card.get("adapter"), card.get("endpoint"), card.get("turn_detection"), kept)
+    def rest(card: SystemCard) -> tuple[object, ...]:
+        params = {**card.params, **card.protocol_params()}
+        kept = {k: v for k, v in params.items() if k not in HISTORY_PARAMS}
+        return (card.adapter, card.endpoint, card.turn_detection, kept)
 
     return rest(a) == rest(b)
 

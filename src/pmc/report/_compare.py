@@ -43,7 +43,7 @@ def pairs_in_run(data: RunData) -> list[tuple[str, str]]:
         (a, b)
         for i, a in enumerate(under_test)
         for b in under_test[i + 1 :]
-        if data.cards[a]["adapter"] == data.cards[b]["adapter"]
+        if data.cards[a].adapter == data.cards[b].adapter
     ]
 
 

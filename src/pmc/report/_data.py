@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pmc.errors import PmcError
 from pmc.harness import Run, SystemEntry
 from pmc.points import Point, PointKind, read_points
 from pmc.report._aggregate import scored
-from pmc.report._reference import reference_of
 from pmc.scoring import Score, read_scores
-from pmc.systems import ReferenceRow
+from pmc.systems import ReferenceRow, SystemCard, reference_row_of
 
 
 @dataclass(frozen=True)
@@ -35,7 +33,7 @@ class RunData:
     run_dir: Path
     run_id: str
     systems: tuple[str, ...]
-    cards: dict[str, dict[str, Any]]
+    cards: dict[str, SystemCard]
     references: dict[str, ReferenceRow | None]
     points: dict[str, Point]
     scores: dict[str, list[Score]]
@@ -61,8 +59,8 @@ def load_run(run_dir: Path) -> RunData:
     """Read a run's record, its working directory's points and every system's scores."""
     run = Run(run_dir)
     record = run.record
-    cards = {name: entry.card.to_dict() for name, entry in record.systems.items()}
-    references = {name: reference_of(card) for name, card in cards.items()}
+    cards = {name: entry.card for name, entry in record.systems.items()}
+    references = {name: reference_row_of(card) for name, card in cards.items()}
     order = sorted(cards, key=lambda n: (references[n] is not None, _rank(references[n]), n))
     scores: dict[str, list[Score]] = {}
     unscored = []

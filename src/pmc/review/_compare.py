@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from pmc.labels import Label, LabelKind, Labels
+from pmc.review._standing import is_stale, latest_window_decisions
 from pmc.review._types import Decision, Entry, Reason
-from pmc.review._verdicts import is_stale, latest_window_decisions
 from pmc.table import Cell, Table
 
 MATCH_SHARE = 0.5

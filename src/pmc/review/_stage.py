@@ -13,9 +13,9 @@ from pmc.labels import Labels, labels_dir, read_labels
 from pmc.review._compare import decisions_table, engine_table, engine_vs_human, reviewers_table
 from pmc.review._human import all_human_labels, human_reviewers, write_human_labels
 from pmc.review._log import append, now_utc, read_log, review_dir
-from pmc.review._truth import TRUTH_REVIEWER, truth_labels, truth_verdict
+from pmc.review._standing import latest_window_decisions
+from pmc.review._truth import TRUTH_REVIEWER, truth_decision, truth_labels
 from pmc.review._types import Entry, Target, Window
-from pmc.review._verdicts import latest_window_decisions
 from pmc.table import Table
 
 COMPARE_DIR = "compare"
@@ -94,7 +94,7 @@ def import_truth(workdir: Path, truth_dir: Path, windows: Sequence[Window]) -> T
     """Load the demo's ground truth as the reviewer ``truth``: labels, and window decisions.
 
     Each conversation with engine labels gets the truth's labels; each window gets the truth's
-    verdict, unless ``truth`` already decided it on the same label (so a second import adds
+    decision, unless ``truth`` already decided it on the same label (so a second import adds
     nothing). A ground-truth file that cannot be read is named and skipped.
     """
     if not truth_dir.is_dir():
@@ -126,7 +126,7 @@ def import_truth(workdir: Path, truth_dir: Path, windows: Sequence[Window]) -> T
         if before is not None and before.label_sha256 == window.label_sha256:
             done.already += 1
             continue
-        decision, reason, note = truth_verdict(window, truth_of)
+        decision, reason, note = truth_decision(window, truth_of)
         entry = Entry(
             reviewer=TRUTH_REVIEWER,
             target=Target.WINDOW,

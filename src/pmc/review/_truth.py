@@ -1,4 +1,4 @@
-"""The demo corpus's ground truth as a reviewer: its labels, and its verdict on each window.
+"""The demo corpus's ground truth as a reviewer: its labels, and its decision on each window.
 
 The demo's scripts place every word, so their ground truth is what a perfect annotator would
 mark. Loaded as the reviewer ``truth``, it exercises the whole comparison offline.
@@ -44,7 +44,7 @@ def _overlaps(start: float, end: float, a: float, b: float) -> bool:
     return a < end and b > start
 
 
-def truth_verdict(window: Window, truth: Labels) -> tuple[Decision, Reason | None, str]:
+def truth_decision(window: Window, truth: Labels) -> tuple[Decision, Reason | None, str]:
     """What the ground truth says of a window: accept, or reject with a reason and a note."""
     who, b, b_end = window.speaker, window.boundary_conv_s, window.boundary_end_conv_s
     if window.kind is WindowKind.PAUSE:

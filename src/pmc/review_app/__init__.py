@@ -6,13 +6,9 @@ rules about what may be served (docs/review.md).
 """
 
 from pmc.review_app._data import (
-    AFTER_CONTEXT_S,
     BEFORE_BOUNDARY_S,
-    BadRequest,
     Clip,
     Conflict,
-    NotFound,
-    ReviewData,
 )
 from pmc.review_app._server import (
     DEFAULT_HOST,
@@ -23,16 +19,12 @@ from pmc.review_app._server import (
 )
 
 __all__ = [
-    "AFTER_CONTEXT_S",
     "BEFORE_BOUNDARY_S",
     "DEFAULT_HOST",
     "DEFAULT_PORT",
-    "BadRequest",
     "Clip",
     "Conflict",
-    "NotFound",
     "Refused",
-    "ReviewData",
     "ReviewServer",
     "served_file",
 ]

@@ -15,7 +15,7 @@ from pmc.scoring._memo import RememberingTranscriber, clip_digest
 from pmc.scoring._metrics import PauseOutcome, PauseScore, ReplyScore, pause_score, reply_score
 from pmc.scoring._pool import close_scoring_pool
 from pmc.scoring._recall_judge import RecallItem, RecallJudgeError, RecallVerdict, judge_recall
-from pmc.scoring._rollout import person_turn, score_rollout
+from pmc.scoring._rollout import score_rollout
 from pmc.scoring._stage import ScoreTally, ScoringCluster, read_scores, run_scoring
 from pmc.scoring._talkover import (
     YIELD_QUIET_S,
@@ -86,7 +86,6 @@ __all__ = [
     "judge_recall",
     "make_judge",
     "pause_score",
-    "person_turn",
     "read_scores",
     "reply_score",
     "run_scoring",

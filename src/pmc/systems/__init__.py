@@ -7,7 +7,7 @@ connection, the receipt stamps and the event queue so that each adapter keeps on
 """
 
 from pmc.systems import _baselines as _baselines  # registers the reference systems
-from pmc.systems import _duplex as _duplex  # registers the full-duplex (Moshi) adapters
+from pmc.systems import _duplex_client as _duplex_client  # registers the Moshi-protocol adapters
 from pmc.systems import _endpointer as _endpointer  # registers the endpointer cascade
 from pmc.systems import _hosted as _hosted  # registers the hosted real-time API adapters
 from pmc.systems import _llm_text as _llm_text  # registers the text-model recall ceiling
@@ -40,13 +40,11 @@ from pmc.systems._adapter import (
 from pmc.systems._card import (
     CARD_SCHEMA_VERSION,
     PROTOCOL_PARAMS,
-    REFERENCES,
     Family,
     SystemCard,
     load_card,
 )
 from pmc.systems._catalog import (
-    ALL_CARDS,
     CardFile,
     CardNeeds,
     CardShadowWarning,
@@ -57,6 +55,7 @@ from pmc.systems._catalog import (
     find_cards,
 )
 from pmc.systems._extras import extra_installed
+from pmc.systems._hosted import HistoryMode, history_channel
 from pmc.systems._local import LocalAdapter
 from pmc.systems._params import NoParams, ParamError, accepted_params
 from pmc.systems._websocket import MAX_MESSAGE_BYTES, OPEN_TIMEOUT_S, WebsocketAdapter
@@ -65,12 +64,10 @@ from pmc.systems._websocket_pcm import WebsocketPcmAdapter
 __all__ = [
     "ADAPTERS",
     "ADAPTER_GROUP",
-    "ALL_CARDS",
     "CARD_SCHEMA_VERSION",
     "MAX_MESSAGE_BYTES",
     "OPEN_TIMEOUT_S",
     "PROTOCOL_PARAMS",
-    "REFERENCES",
     "UNKNOWN_SIGNAL",
     "AdapterFactory",
     "CardFile",
@@ -78,6 +75,7 @@ __all__ = [
     "CardShadowWarning",
     "EventKind",
     "Family",
+    "HistoryMode",
     "HistoryWord",
     "LocalAdapter",
     "NoParams",
@@ -102,6 +100,7 @@ __all__ = [
     "extra_installed",
     "find_card",
     "find_cards",
+    "history_channel",
     "load_card",
     "reference_row_of",
     "register_adapter",

@@ -5,7 +5,7 @@
 history before the live stream as the paper's protocol requires (docs/architecture.md "Protocol").
 """
 
-from pmc.systems._duplex._moshi_stock import MoshiStockAdapter
-from pmc.systems._duplex._preloaded import MoshiPreloadedAdapter
+from pmc.systems._duplex_client._moshi_stock import MoshiStockAdapter
+from pmc.systems._duplex_client._preloaded import MoshiPreloadedAdapter
 
 __all__ = ["MoshiPreloadedAdapter", "MoshiStockAdapter"]

@@ -1,7 +1,7 @@
 """The stock Moshi protocol (``moshi/server.py``): live audio only, one session per server.
 
 ``GET /api/chat`` upgraded to a websocket; every message is binary, a kind byte then the payload
-(:class:`pmc.duplex.Kind`). The server sends 0x00 once it has taken its single session
+(:class:`pmc.duplex_server.Kind`). The server sends 0x00 once it has taken its single session
 lock, then for every 1920-sample frame it receives (after its first) one Ogg-Opus audio page
 set (0x01) and at most one text piece (0x02). The client sends only 0x01. The model steps only
 when input arrives, so the harness streams silence frames after the live audio (the duplex
@@ -23,7 +23,7 @@ Card params (all optional):
 A card may name a pool of servers instead of one (``endpoint = "pool://NAME/api/duplex"``,
 served by ``pmc serve-duplex --ray``): :meth:`MoshiStockAdapter.connect` then takes a free
 replica for the session, kept in the trace as a ``pool`` signal, and :meth:`close` gives it
-back (:mod:`pmc.systems._duplex._pool`).
+back (:mod:`pmc.systems._duplex_client._pool`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from websockets.exceptions import ConnectionClosed
 
 from pmc.audio import FloatArray
 from pmc.clock import Clock
-from pmc.duplex import FRAME_SAMPLES, SAMPLE_RATE, Kind
+from pmc.duplex_server import FRAME_SAMPLES, SAMPLE_RATE, Kind
 from pmc.errors import PmcError
 from pmc.systems._adapter import (
     EventKind,
@@ -48,7 +48,7 @@ from pmc.systems._adapter import (
     register_adapter,
 )
 from pmc.systems._card import SystemCard
-from pmc.systems._duplex import _opus, _pool
+from pmc.systems._duplex_client import _opus, _pool
 from pmc.systems._websocket import WebsocketAdapter
 
 

@@ -2,7 +2,7 @@
 
 ``pmc serve-duplex --ray --replicas N --pool NAME`` serves a model as N replicas on a Ray
 cluster, one session each, and keeps their endpoints in a registry
-(:class:`pmc.duplex.PoolRegistry`). A session of such a card takes a free replica from the
+(:class:`pmc.duplex_server.PoolRegistry`). A session of such a card takes a free replica from the
 registry before it opens its websocket, connects to the replica's address with the card's path
 and query, and gives the replica back when it closes, failed or not (docs/scaling.md). The
 process joins the Ray cluster it runs on (:func:`pmc.cluster.connect`, ``auto``); a Ray worker
@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from pmc import cluster
-from pmc.duplex import POOL_NAMESPACE, pool_actor_name
+from pmc.duplex_server import POOL_NAMESPACE, pool_actor_name
 from pmc.errors import PmcError
 from pmc.systems._adapter import TransportError
 from pmc.systems._card import SystemCard

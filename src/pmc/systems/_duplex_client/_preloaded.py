@@ -5,9 +5,9 @@ a full-duplex system (docs/architecture.md "Protocol"): the other speaker's audi
 audio and the system's words with their times, all on the history's clock (seconds from its first
 sample). The server teacher-forces them frame by frame, reports what it forced (0x14, kept in the
 trace as a signal), sends the handshake, and the session goes on exactly as the stock protocol's
-(:mod:`pmc.systems._duplex._moshi_stock`).
+(:mod:`pmc.systems._duplex_client._moshi_stock`).
 
-Messages, each a kind byte then the payload (:class:`pmc.duplex.Kind`): 0x10 a JSON
+Messages, each a kind byte then the payload (:class:`pmc.duplex_server.Kind`): 0x10 a JSON
 header (prompt, seed, sample counts, words), 0x11 and 0x12 the two history tracks as PCM16 in
 chunks of at most 1 MiB, 0x13 commit.
 
@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from pmc.audio import FloatArray, to_pcm16
-from pmc.duplex import HISTORY_CHUNK_BYTES, Kind
+from pmc.duplex_server import HISTORY_CHUNK_BYTES, Kind
 from pmc.systems._adapter import EventKind, Preload, SystemEvent, register_adapter
-from pmc.systems._duplex._moshi_stock import MoshiParams, MoshiStockAdapter
+from pmc.systems._duplex_client._moshi_stock import MoshiParams, MoshiStockAdapter
 
 PRELOAD_VERSION = 1
 """The header's format; the server refuses one it does not know."""

@@ -7,7 +7,16 @@ Each speaks its API's JSON over a plain websocket; tests run them against the fa
 
 from pmc.systems._hosted._gemini import GeminiLive
 from pmc.systems._hosted._grok import GrokVoice
+from pmc.systems._hosted._history import HistoryMode, history_channel
 from pmc.systems._hosted._openai import OpenAIRealtime
 from pmc.systems._hosted._session import HostedAdapter, api_key
 
-__all__ = ["GeminiLive", "GrokVoice", "HostedAdapter", "OpenAIRealtime", "api_key"]
+__all__ = [
+    "GeminiLive",
+    "GrokVoice",
+    "HistoryMode",
+    "HostedAdapter",
+    "OpenAIRealtime",
+    "api_key",
+    "history_channel",
+]

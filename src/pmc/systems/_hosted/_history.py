@@ -16,8 +16,9 @@ from enum import StrEnum
 
 from pmc.audio import SAMPLE_RATE, FloatArray, resample
 from pmc.errors import PmcError
-from pmc.systems._adapter import Preload, adapter_params
+from pmc.systems._adapter import ADAPTERS, Preload, adapter_params
 from pmc.systems._card import SystemCard
+from pmc.systems._hosted._session import HostedParams
 
 
 class HistoryMode(StrEnum):
@@ -50,6 +51,18 @@ class HistoryTurn:
 
 def history_mode(card: SystemCard) -> HistoryMode:
     """The card's history mode (text unless it says audio)."""
+    return HistoryMode(adapter_params(card).history)
+
+
+def history_channel(card: SystemCard) -> HistoryMode | None:
+    """How a card's system is given the history where its adapter lets the card choose.
+
+    None for an adapter with no such choice (a full-duplex model hears the history and a
+    cascade reads it, whatever its card says), and for one not registered here.
+    """
+    factory = ADAPTERS.get(card.adapter)
+    if factory is None or not issubclass(factory.PARAMS, HostedParams):
+        return None
     return HistoryMode(adapter_params(card).history)
 
 

@@ -12,20 +12,20 @@ own with :func:`listening_moshi_process`). :func:`drive_rollouts` runs rollouts 
 duplex card, and ``_codec`` says how the protocol's codec shifts speech in time.
 """
 
-from pmc.testing.duplex._behaviour import DuplexAnswer, ListenerBehaviour, ListenerSession
-from pmc.testing.duplex._codec import OPUS_DELAY_S, OPUS_DELAY_SAMPLES, OPUS_PRE_ECHO_S
-from pmc.testing.duplex._env import (
+from pmc.testing.duplex_server._behaviour import DuplexAnswer, ListenerBehaviour, ListenerSession
+from pmc.testing.duplex_server._codec import OPUS_DELAY_S, OPUS_DELAY_SAMPLES, OPUS_PRE_ECHO_S
+from pmc.testing.duplex_server._env import (
     BUILDING_ENV,
     SERVER_ENV,
     build_tiny_models,
     duplex_python,
     model_args,
 )
-from pmc.testing.duplex._fake import FakeMoshi
-from pmc.testing.duplex._listener import ListeningMoshi
-from pmc.testing.duplex._process import ListenerProcess, listening_moshi_process
-from pmc.testing.duplex._rollouts import drive_rollouts, pause_point
-from pmc.testing.duplex._servers import Served, duplex_server, stock_server
+from pmc.testing.duplex_server._fake import FakeMoshi
+from pmc.testing.duplex_server._listener import ListeningMoshi
+from pmc.testing.duplex_server._process import ListenerProcess, listening_moshi_process
+from pmc.testing.duplex_server._rollouts import drive_rollouts, pause_point
+from pmc.testing.duplex_server._servers import Served, duplex_server, stock_server
 
 __all__ = [
     "BUILDING_ENV",

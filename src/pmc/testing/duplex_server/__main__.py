@@ -1,8 +1,8 @@
-"""``python -m pmc.testing.duplex SPEC``: a :class:`ListeningMoshi` in a child process.
+"""``python -m pmc.testing.duplex_server SPEC``: a :class:`ListeningMoshi` in a child process.
 
-See :func:`pmc.testing.duplex.listening_moshi_process`, which starts it.
+See :func:`pmc.testing.duplex_server.listening_moshi_process`, which starts it.
 """
 
-from pmc.testing.duplex._process import main
+from pmc.testing.duplex_server._process import main
 
 main()

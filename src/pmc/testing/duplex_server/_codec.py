@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from pmc.duplex import SAMPLE_RATE
+from pmc.duplex_server import SAMPLE_RATE
 
 OPUS_DELAY_SAMPLES = 155
 """How much later speech comes out of the Moshi protocol's codec than it went in, at 24 kHz.
 
-Measured (``tests/duplex/test_clock.py`` measures it again): the bundled voice (the fakes'
+Measured (``tests/duplex_server/test_clock.py`` measures it again): the bundled voice (the fakes'
 answers, starting sharply) put after digital silence at 1,200 seeded random samples of 80 ms
 frames, encoded frame by frame with sphn's ``OpusStreamWriter`` (as a server does) and decoded
 page by page with its ``OpusStreamReader`` (as the adapter does). Cross-correlating what went in

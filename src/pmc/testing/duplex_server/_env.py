@@ -13,7 +13,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from pmc.duplex import DUPLEX_VENV, PYTHON_ENV, environment_python
+from pmc.duplex_server import DUPLEX_VENV, PYTHON_ENV, environment_python
 from pmc.errors import PmcError
 
 HOST = "127.0.0.1"
@@ -35,7 +35,7 @@ BUILD_WAIT_S = 900.0
 
 
 def duplex_python() -> Path:
-    """The duplex environment's Python (:func:`pmc.duplex.environment_python`), checked.
+    """The duplex environment's Python (:func:`pmc.duplex_server.environment_python`), checked.
 
     While a build of the environment is under way (:data:`BUILDING_ENV`), it waits for it.
     """
@@ -74,7 +74,7 @@ def free_port() -> int:
 def build_tiny_models(out: Path) -> Path:
     """Build the tiny random-weight models into ``out`` (in the duplex environment)."""
     subprocess.run(
-        [str(duplex_python()), "-m", "pmc.duplex.tiny", str(out)],
+        [str(duplex_python()), "-m", "pmc.duplex_server.tiny", str(out)],
         check=True,
         capture_output=True,
         env=os.environ | SERVER_ENV,

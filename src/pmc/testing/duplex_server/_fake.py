@@ -10,8 +10,8 @@ import numpy as np
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
-from pmc.duplex import FRAME_SAMPLES, SAMPLE_RATE, Kind
-from pmc.testing.duplex._env import HOST
+from pmc.duplex_server import FRAME_SAMPLES, SAMPLE_RATE, Kind
+from pmc.testing.duplex_server._env import HOST
 
 
 class FakeMoshi:

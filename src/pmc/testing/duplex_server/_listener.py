@@ -19,9 +19,9 @@ from websockets.exceptions import ConnectionClosed
 
 from pmc.audio import FloatArray
 from pmc.clock import NS_PER_S
-from pmc.duplex import FRAME_SAMPLES, SAMPLE_RATE, Kind
-from pmc.testing.duplex._behaviour import DuplexAnswer, ListenerBehaviour, ListenerSession
-from pmc.testing.duplex._env import HOST
+from pmc.duplex_server import FRAME_SAMPLES, SAMPLE_RATE, Kind
+from pmc.testing.duplex_server._behaviour import DuplexAnswer, ListenerBehaviour, ListenerSession
+from pmc.testing.duplex_server._env import HOST
 from pmc.testing.hosted import EnergyEndpointer, answer_audio
 from pmc.testing.hosted._deadline import sleep_until
 from pmc.testing.hosted._endpointer import Change

@@ -16,9 +16,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pmc.testing._child import serve_in_child
-from pmc.testing.duplex._behaviour import DuplexAnswer, ListenerBehaviour, ListenerSession
-from pmc.testing.duplex._env import START_TIMEOUT_S
-from pmc.testing.duplex._listener import ListeningMoshi
+from pmc.testing.duplex_server._behaviour import DuplexAnswer, ListenerBehaviour, ListenerSession
+from pmc.testing.duplex_server._env import START_TIMEOUT_S
+from pmc.testing.duplex_server._listener import ListeningMoshi
 from pmc.testing.hosted import answer_audio
 
 
@@ -41,7 +41,7 @@ def listening_moshi_process(
     standard input closes, then prints every session's record as JSON.
     """
     spec = json.dumps(asdict(behaviour or ListenerBehaviour()))
-    with serve_in_child("pmc.testing.duplex", spec, START_TIMEOUT_S) as child:
+    with serve_in_child("pmc.testing.duplex_server", spec, START_TIMEOUT_S) as child:
         fake = ListenerProcess(child.url)
         yield fake
     fake.sessions = [_session_from(row) for row in child.records]
@@ -73,7 +73,7 @@ async def _serve_listener(behaviour: ListenerBehaviour) -> list[ListenerSession]
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m pmc.testing.duplex SPEC``: a :class:`ListeningMoshi` until stdin closes."""
+    """``python -m pmc.testing.duplex_server SPEC``: a :class:`ListeningMoshi` until stdin ends."""
     spec = json.loads((sys.argv[1:] if argv is None else argv)[0])
     behaviour = ListenerBehaviour(**spec)
     answer_audio(behaviour.reply_text)  # voiced before serving, never during a stream

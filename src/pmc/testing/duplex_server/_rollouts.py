@@ -9,7 +9,7 @@ import numpy as np
 from pmc.audio import FloatArray
 from pmc.clock import RealClock
 from pmc.corpus import Channel
-from pmc.duplex import SAMPLE_RATE
+from pmc.duplex_server import SAMPLE_RATE
 from pmc.harness import ProtocolParams, RolloutJob, RolloutResult, run_rollout
 from pmc.points import Point, PointKind
 from pmc.systems import HistoryWord, Preload, SystemCard, create_adapter

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pmc.errors import PmcError
-from pmc.testing.duplex._env import (
+from pmc.testing.duplex_server._env import (
     HOST,
     SERVER_ENV,
     START_TIMEOUT_S,
@@ -64,9 +64,9 @@ def _subprocess_server(args: list[str], port: int, log: Path) -> Iterator[Served
 
 @contextmanager
 def stock_server(models: Path, log: Path) -> Iterator[Served]:
-    """The unmodified ``moshi.server`` on CPU (through :mod:`pmc.duplex.stock`)."""
+    """The unmodified ``moshi.server`` on CPU (through :mod:`pmc.duplex_server.stock`)."""
     port = free_port()
-    args = ["-m", "pmc.duplex.stock", "--device", "cpu", "--host", HOST, "--port", str(port)]
+    args = ["-m", "pmc.duplex_server.stock", "--device", "cpu", "--host", HOST, "--port", str(port)]
     args += ["--static", "none", "--hf-repo", "local/none", *model_args(models, stock=True)]
     with _subprocess_server(args, port, log) as served:
         yield served
@@ -76,9 +76,10 @@ def stock_server(models: Path, log: Path) -> Iterator[Served]:
 def duplex_server(
     models: Path, log: Path, instances: int = 1, max_history_frames: int | None = None
 ) -> Iterator[Served]:
-    """``pmc serve-duplex`` (``python -m pmc.duplex serve``) on CPU."""
+    """``pmc serve-duplex`` (``python -m pmc.duplex_server serve``) on CPU."""
     port = free_port()
-    args = ["-m", "pmc.duplex", "serve", "--device", "cpu", "--host", HOST, "--port", str(port)]
+    args = ["-m", "pmc.duplex_server", "serve", "--device", "cpu", "--host", HOST]
+    args += ["--port", str(port)]
     args += ["--instances", str(instances), *model_args(models, stock=False)]
     if max_history_frames is not None:
         args += ["--max-history-frames", str(max_history_frames)]
