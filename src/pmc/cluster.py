@@ -42,7 +42,8 @@ def ray_module() -> ModuleType:
         import ray
     except ImportError:
         raise PmcError(INSTALL_HINT) from None
-    return ray
+    module: ModuleType = ray  # untyped for mypy (pyproject.toml)
+    return module
 
 
 def connect(address: str | None = AUTO, num_cpus: int | None = None) -> ModuleType:

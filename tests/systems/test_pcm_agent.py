@@ -42,7 +42,7 @@ class Agent:
 
 @pytest.fixture(scope="module")
 def agent(demo_points_workdir: Path, tmp_path_factory: pytest.TempPathFactory) -> Agent:
-    """The agent at every demo turn end, on the real clock, scored as every run is."""
+    """The agent at every demo turn end, on the real clock, scored as a run is."""
     ends = [p for p in read_points(demo_points_workdir) if p.kind is PointKind.TURN_END]
     work = tmp_path_factory.mktemp("pcm-agent")
     workdir = linked_points(demo_points_workdir, ends, work / "w")
@@ -55,7 +55,9 @@ def agent(demo_points_workdir: Path, tmp_path_factory: pytest.TempPathFactory) -
         tallies = run_rollouts(workdir, [load_card(card_path)], settings)
     assert (tallies["pcm-agent"].done, tallies["pcm-agent"].failed) == (len(ends), 0)
     run = runs_dir(workdir) / "agent"
-    run_scoring(run, ScoreSettings(), workers=2)
+    # tiny.en, as the suite's other runs are scored: the words only need finding (Whisper base,
+    # the default, is tested in tests/scoring/test_transcription.py and by the demo's slice).
+    run_scoring(run, ScoreSettings(asr="faster-whisper:tiny.en"), workers=2)
     scores = {s.point_id: s for s in read_scores(run, "pcm-agent")}
     return Agent(run, {p.point_id: p for p in ends}, scores)
 
