@@ -17,13 +17,20 @@ import sphn
 from pmc.clock import NS_PER_S, RealClock
 from pmc.corpus import Channel
 from pmc.duplex_server._wire import FRAME_SAMPLES, SAMPLE_RATE
-from pmc.gate import OnsetRule, speech_intervals
+from pmc.gate import OnsetRule, refine_end, speech_intervals
 from pmc.harness._protocol import ProtocolParams
 from pmc.harness._rollout import RolloutJob, RolloutResult, run_rollout
 from pmc.points import Point, PointKind
+from pmc.scoring import ScoreSettings
 from pmc.systems import EventKind, Family, Preload, SystemCard, create_adapter
 from pmc.systems._duplex_client._opus import OpusDecoder
-from pmc.testing.duplex_server import OPUS_DELAY_SAMPLES, OPUS_PRE_ECHO_S, FakeMoshi
+from pmc.testing.duplex_server import (
+    FADE_SAMPLES,
+    OPUS_DELAY_SAMPLES,
+    OPUS_POST_ECHO_S,
+    OPUS_PRE_ECHO_S,
+    FakeMoshi,
+)
 from pmc.testing.hosted import answer_audio
 from pmc.testing.hosted._behaviour import REPLY_TEXT
 
@@ -132,3 +139,43 @@ def test_the_codec_delays_speech_by_opus_delay() -> None:
     assert lags <= {OPUS_DELAY_SAMPLES - 1, OPUS_DELAY_SAMPLES}
     earliest = OPUS_DELAY_SAMPLES - round(OPUS_PRE_ECHO_S * SAMPLE_RATE)
     assert all(earliest <= d <= OPUS_DELAY_SAMPLES + 2 for d in delays), delays
+
+
+TALK_OVER_REPLY = (
+    "Right, I see what you mean. Tell me a little more about that, and about the beach, "
+    "and about what the dog did when it got there."
+)
+"""The duplex talk-over test's reply (tests/systems/test_duplex_talk_over.py), which it cuts."""
+
+
+def test_the_codec_ends_a_cut_at_most_its_post_echo_late() -> None:
+    # The measurement behind OPUS_POST_ECHO_S, again: the talk-over test's reply, cut at seeded
+    # samples inside its speech and faded as the fakes fade a stop, encoded and decoded as
+    # above, ends where scoring finds it (the last gate interval's end, refined) at most that
+    # much after the cut and the codec's delay.
+    voice = answer_audio(TALK_OVER_REPLY)
+    gate = ScoreSettings().gate
+    fade = np.linspace(1.0, 0.0, FADE_SAMPLES + 1, dtype=np.float32)[:-1]
+
+    def end_of(track: np.ndarray) -> int:
+        last = speech_intervals(track, gate)[-1]
+        return refine_end(track, round(last.end_s * SAMPLE_RATE), gate, SAMPLE_RATE)
+
+    draws = random.Random(14)
+    lates: list[float] = []
+    while len(lates) < 20:
+        cut = draws.randrange(SAMPLE_RATE // 2, len(voice) - SAMPLE_RATE // 2)
+        start = draws.randrange(2, 4) * FRAME_SAMPLES + draws.randrange(FRAME_SAMPLES)
+        sent = np.zeros(start + cut + 4 * FRAME_SAMPLES, dtype=np.float32)
+        sent[start : start + cut] = voice[:cut]
+        sent[start + cut - FADE_SAMPLES : start + cut] *= fade
+        sent = sent[: len(sent) // FRAME_SAMPLES * FRAME_SAMPLES]
+        if not 0 <= start + cut - end_of(sent) <= SAMPLE_RATE * 3 // 1000:
+            continue  # between words: the speech had ended before the cut
+        writer, decoder = sphn.OpusStreamWriter(SAMPLE_RATE), OpusDecoder(SAMPLE_RATE)
+        pages = [bytes(writer.append_pcm(f)) for f in sent.reshape(-1, FRAME_SAMPLES)]
+        decoded = np.concatenate([decoder.decode(page) for page in pages])
+        lates.append((end_of(decoded) - (start + cut + OPUS_DELAY_SAMPLES)) / SAMPLE_RATE)
+    print("decoded end after the cut (ms):", sorted(round(late * 1000, 1) for late in lates))
+    assert max(lates) <= OPUS_POST_ECHO_S
+    assert max(lates) > 0.003  # what the allowance is for: the codec's tail, past 3 ms

@@ -13,7 +13,12 @@ duplex card, and ``_codec`` says how the protocol's codec shifts speech in time.
 """
 
 from pmc.testing.duplex_server._behaviour import DuplexAnswer, ListenerBehaviour, ListenerSession
-from pmc.testing.duplex_server._codec import OPUS_DELAY_S, OPUS_DELAY_SAMPLES, OPUS_PRE_ECHO_S
+from pmc.testing.duplex_server._codec import (
+    OPUS_DELAY_S,
+    OPUS_DELAY_SAMPLES,
+    OPUS_POST_ECHO_S,
+    OPUS_PRE_ECHO_S,
+)
 from pmc.testing.duplex_server._env import (
     BUILDING_ENV,
     SERVER_ENV,
@@ -22,15 +27,17 @@ from pmc.testing.duplex_server._env import (
     model_args,
 )
 from pmc.testing.duplex_server._fake import FakeMoshi
-from pmc.testing.duplex_server._listener import ListeningMoshi
+from pmc.testing.duplex_server._listener import FADE_SAMPLES, ListeningMoshi
 from pmc.testing.duplex_server._process import ListenerProcess, listening_moshi_process
 from pmc.testing.duplex_server._rollouts import drive_rollouts, pause_point
 from pmc.testing.duplex_server._servers import Served, duplex_server, stock_server
 
 __all__ = [
     "BUILDING_ENV",
+    "FADE_SAMPLES",
     "OPUS_DELAY_S",
     "OPUS_DELAY_SAMPLES",
+    "OPUS_POST_ECHO_S",
     "OPUS_PRE_ECHO_S",
     "SERVER_ENV",
     "DuplexAnswer",

@@ -26,3 +26,14 @@ scoring's refined onset starts where the speech first rose above the gate's hold
 :data:`OPUS_DELAY_SAMPLES` the onset moved by a median of 136 samples ("Right, I see ...") or
 150 ("That sounds like ..."), by 34 samples at the least: up to 5.0 ms earlier than the signal.
 This allows 6 ms, a millisecond more than was seen."""
+OPUS_POST_ECHO_S = 0.018
+"""How much later than :data:`OPUS_DELAY_S` a decoded stop may be found.
+
+Speech the fakes stop fades out over its last 2 ms (``FADE_SAMPLES``), and the codec still
+spreads what is left of the cut over the samples after it, where scoring's refined end (the
+last sample the gate's holding level reaches) can find it. Measured as
+:data:`OPUS_DELAY_SAMPLES` was, on the talk-over test's reply cut at 160 seeded samples inside
+its speech (where the gate finds the cut itself within 3 ms, before the codec): the decoded end
+came up to 14.0 ms after the cut and the codec's delay (a median of 0.0 ms, 8.2 ms at the 95th
+percentile). This allows 18 ms, four more than was seen.
+``tests/duplex_server/test_clock.py`` measures it again."""
