@@ -14,6 +14,7 @@ from pmc.systems import _llm_text as _llm_text  # registers the text-model recal
 from pmc.systems import _pipecat_ws as _pipecat_ws  # registers Pipecat's websocket protocol
 from pmc.systems import _smart_turn as _smart_turn  # registers Pipecat's Smart Turn cascade
 from pmc.systems import _twilio as _twilio  # registers Twilio Media Streams (phone agents)
+from pmc.systems import _voicebench as _voicebench  # registers voicebench's websocket
 from pmc.systems import _websocket_pcm as _websocket_pcm  # registers raw PCM over a websocket
 from pmc.systems._adapter import (
     ADAPTER_GROUP,

@@ -84,6 +84,19 @@ UNKNOWN_SIGNAL = "pmc.unknown"
 """The ``type`` of a signal that keeps a message, or part of one, the adapter does not know."""
 
 
+def playback_cut(at_ns: int, playing_until_ns: int, reason: str) -> SystemEvent | None:
+    """A client stopping its playback at ``at_ns``: an interruption, None if all had played.
+
+    Playback (queued to ``playing_until_ns``, harness clock) then ends there: the harness drops
+    what had not played (docs/architecture.md "Clocks"); the event says why and how much.
+    """
+    unplayed_ms = max(0, playing_until_ns - at_ns) / 1e6
+    if unplayed_ms <= 0:
+        return None
+    detail = {"reason": reason, "unplayed_ms": round(unplayed_ms, 3)}
+    return SystemEvent(EventKind.INTERRUPTED, at_ns, detail=detail)
+
+
 def unknown_signal(
     arrival_ns: int,
     message: dict[str, Any],

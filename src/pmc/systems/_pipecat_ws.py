@@ -25,6 +25,7 @@ from pmc.systems._adapter import (
     EventKind,
     Preload,
     SystemEvent,
+    playback_cut,
     register_adapter,
     unknown_signal,
 )
@@ -283,9 +284,8 @@ class PipecatWebsocket(WebsocketAdapter):
         events = [
             SystemEvent(EventKind.SIGNAL, arrival_ns, detail={"event": "interruption", **fields})
         ]
-        unplayed = max(0, self._playing_until_ns - arrival_ns) / 1e6
-        if unplayed > 0:
+        stop = playback_cut(arrival_ns, self._playing_until_ns, "interruption")
+        if stop is not None:
             self._playing_until_ns = arrival_ns
-            detail = {"reason": "interruption", "unplayed_ms": round(unplayed, 3)}
-            events.append(SystemEvent(EventKind.INTERRUPTED, arrival_ns, detail=detail))
+            events.append(stop)
         return events

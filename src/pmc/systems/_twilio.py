@@ -27,6 +27,7 @@ from pmc.systems._adapter import (
     EventKind,
     Preload,
     SystemEvent,
+    playback_cut,
     register_adapter,
     unknown_signal,
 )
@@ -198,11 +199,10 @@ class TwilioMediaStreams(WebsocketAdapter):
     def _clear(self, arrival_ns: int, message: dict[str, Any]) -> list[SystemEvent]:
         """Drop what has not played, as a phone would; pending marks are echoed at once."""
         events = [SystemEvent(EventKind.SIGNAL, arrival_ns, detail=message)]
-        unplayed = max(0, self._playing_until_ns - arrival_ns) / 1e6
-        if unplayed > 0:
+        stop = playback_cut(arrival_ns, self._playing_until_ns, "clear")
+        if stop is not None:
             self._playing_until_ns = arrival_ns
-            detail = {"reason": "clear", "unplayed_ms": round(unplayed, 3)}
-            events.append(SystemEvent(EventKind.INTERRUPTED, arrival_ns, detail=detail))
+            events.append(stop)
         for _, name in self._marks:
             self.spawn(self._echo(name))
         self._marks.clear()
