@@ -42,7 +42,7 @@ def test_the_paper_s_cards_are_bundled() -> None:
     # The paper's hosted configurations, the reference rows, the local cascades, Moshi.
     for name in ("gpt-realtime-300", "gemini-3.1-flash-live", "person", "endpointer-300", "moshi"):
         assert name in BUNDLED
-    assert len(BUNDLED) == 24
+    assert len(BUNDLED) == 27
 
 
 def test_a_card_is_found_by_name_from_any_folder(
@@ -68,6 +68,7 @@ def test_systems_list_shows_every_card_and_what_it_needs(
     assert "pmc[duplex-client]" in rows["moshi"]
     assert "pmc[pipecat]" in rows["smart-turn"]
     assert "your server at ws://127.0.0.1:8766/" in rows["pcm-agent"]
+    assert "your server at ws://127.0.0.1:8765/" in rows["voicebench-agent"]
     assert "nothing: runs here" in rows["endpointer-300"]
     assert "(reference)" in rows["never-speak"]
     assert "(reference)" not in rows["endpointer-300"]

@@ -37,6 +37,7 @@ def test_bundled_cards_load() -> None:
         "moshi",
         "moshi-preloaded",
         "never-speak",
+        "openai-compatible",
         "pcm-agent",
         "person",
         "personaplex",
@@ -46,6 +47,8 @@ def test_bundled_cards_load() -> None:
         "smart-turn",
         "smart-turn-fast",
         "twilio-agent",
+        "vllm-omni-qwen3-omni",
+        "voicebench-agent",
     ]
     endpointer = cards["endpointer-300"]
     assert (endpointer.family, endpointer.frame_ms, endpointer.frame_samples) == (
@@ -60,7 +63,7 @@ def test_bundled_cards_load() -> None:
 
 def test_every_bundled_card_reads_back_from_what_a_rollout_records() -> None:
     cards = [load_card(p) for p in sorted(SYSTEMS.glob("*.toml"))]
-    assert len(cards) == 24
+    assert len(cards) == 27
     for card in cards:
         assert SystemCard.from_dict(card.to_dict()) == card
 

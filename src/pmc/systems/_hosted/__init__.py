@@ -1,10 +1,12 @@
 """Adapters for hosted real-time speech APIs: OpenAI Realtime, Gemini Live, Grok Voice.
 
-Importing this package registers them (``openai-realtime``, ``gemini-live``, ``grok-voice``).
+Importing this package registers them (``openai-realtime``, ``gemini-live``, ``grok-voice``),
+and ``openai-compatible`` for any server that speaks OpenAI's dialect at its own endpoint.
 Each speaks its API's JSON over a plain websocket; tests run them against the fakes in
 :mod:`pmc.testing.hosted`, never against the internet.
 """
 
+from pmc.systems._hosted._compatible import OpenAICompatible
 from pmc.systems._hosted._gemini import GeminiLive
 from pmc.systems._hosted._grok import GrokVoice
 from pmc.systems._hosted._history import HistoryMode, history_channel
@@ -16,6 +18,7 @@ __all__ = [
     "GrokVoice",
     "HistoryMode",
     "HostedAdapter",
+    "OpenAICompatible",
     "OpenAIRealtime",
     "api_key",
     "history_channel",

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from pmc.audio import FloatArray
 from pmc.clock import Clock
 from pmc.systems._adapter import (
     EventKind,
@@ -198,6 +199,10 @@ class RealtimeEvents(HostedAdapter):
         said = "/".join(n for n in (error.get("type"), error.get("code")) if n)
         return self.fail(f"server error event ({said or 'no type'}): {text}", retry, wait)
 
+    def delta_samples(self, delta: str) -> FloatArray:
+        """An audio delta's samples at :attr:`OUTPUT_RATE` (ValueError if it is not base64)."""
+        return self.decoder.decode(delta)
+
     def _audio(self, arrival_ns: int, message: dict[str, Any]) -> list[SystemEvent]:
         response, item = message.get("response_id"), message.get("item_id")
         if response in self._cancelled:
@@ -206,7 +211,7 @@ class RealtimeEvents(HostedAdapter):
         if not isinstance(delta, str):
             raise self.fail(f"{message.get('type')} without an audio delta")
         try:
-            samples = self.decoder.decode(delta)
+            samples = self.delta_samples(delta)
         except ValueError as exc:
             raise self.fail(f"{message.get('type')}: {exc}") from None
         if isinstance(item, str):

@@ -145,12 +145,16 @@ class HostedAdapter(WebsocketAdapter):
         cls.check_card(card)
         api_key(card)
 
-    def socket_options(self, url: str) -> dict[str, Any]:
-        """The key in a header, the card's handshake limit, the environment's proxy if remote."""
+    def session_key(self) -> str:
+        """The key a session opens with; an unset variable is a transport error naming it."""
         try:
-            key = api_key(self.card)
+            return api_key(self.card)
         except PmcError as exc:
             raise TransportError(str(exc)) from None
+
+    def socket_options(self, url: str) -> dict[str, Any]:
+        """The key in a header, the card's handshake limit, the environment's proxy if remote."""
+        key = self.session_key()
         direct = urlsplit(url).hostname in LOOPBACK_HOSTS
         return {
             "additional_headers": self.auth_headers(key),

@@ -86,6 +86,11 @@ class FakeBehaviour:
         acknowledge: Acknowledge the session settings (False: never, a stalled handshake).
         fault_sessions: The faults apply to this many sessions, the first ones (None: all);
             later sessions behave well, so a run goes on around a faulty rollout.
+        server_vad: OpenAI only: whether it has turn detection (False: a session whose
+            ``turn_detection`` is not null is refused, as a server without an endpointer does).
+        commit_needs_final: OpenAI only: a commit must carry ``"final": true`` and is then
+            answered without ``response.create`` (vLLM-Omni's turn-based handler); one without
+            it is refused.
     """
 
     latency_ms: float = LATENCY_MS
@@ -114,6 +119,8 @@ class FakeBehaviour:
     handshake_delay_s: float = 0.0
     acknowledge: bool = True
     fault_sessions: int | None = None
+    server_vad: bool = True
+    commit_needs_final: bool = False
 
     def without_faults(self) -> FakeBehaviour:
         """The same answers and drift, no faults and no push-back."""

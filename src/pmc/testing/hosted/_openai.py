@@ -103,6 +103,8 @@ class OpenAIFakeSession(FakeSession):
         audio = session.get("audio", {})
         if not isinstance(audio, dict):
             return "session.audio must be an object"
+        if not self.behaviour.server_vad and audio.get("input", {}).get("turn_detection"):
+            return "no turn detection here: session.audio.input.turn_detection must be null"
         for side in ("input", "output"):
             fmt = audio.get(side, {}).get("format")
             if fmt is not None and fmt != {"type": "audio/pcm", "rate": OUTPUT_RATE}:
@@ -111,8 +113,9 @@ class OpenAIFakeSession(FakeSession):
 
     def turn_detection_of(self, session: dict[str, Any]) -> dict[str, Any] | None:
         """The session's turn detection (GA: under audio.input)."""
+        default = {"type": "server_vad"} if self.behaviour.server_vad else None
         detection: dict[str, Any] | None = (
-            session.get("audio", {}).get("input", {}).get("turn_detection", {"type": "server_vad"})
+            session.get("audio", {}).get("input", {}).get("turn_detection", default)
         )
         return detection
 
@@ -196,7 +199,15 @@ class OpenAIFakeSession(FakeSession):
         await self.audio(samples)
 
     async def on_input_audio_buffer_commit(self, message: dict[str, Any]) -> None:
-        """Commit the buffer (refused under 100 ms of audio)."""
+        """Commit the buffer (refused under 100 ms of audio).
+
+        Where the server needs ``final`` (vLLM-Omni's turn-based handler), a final commit is
+        answered without ``response.create``.
+        """
+        final = message.get("final") is True
+        if self.behaviour.commit_needs_final and not final:
+            await self.reject("input_audio_buffer.commit needs final: true")
+            return
         if self.buffered * 1000 < MIN_COMMIT_MS * self.rate:
             await self.reject(
                 "buffer too small. Expected at least 100ms of audio",
@@ -206,6 +217,8 @@ class OpenAIFakeSession(FakeSession):
         self.buffered = 0
         self.commit_s = self.stream_s()
         await self.acknowledge_commit()
+        if self.behaviour.commit_needs_final:
+            self.request_answer("commit", self.commit_s, self.commit_s, text_only=False)
 
     async def acknowledge_commit(self) -> None:
         """``input_audio_buffer.committed`` (OpenAI: at once)."""

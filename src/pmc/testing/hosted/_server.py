@@ -70,7 +70,8 @@ async def serve_fake(
         factory: The dialect's session class.
         behaviour: How it behaves (defaults: :class:`FakeBehaviour`).
         auth_header: The header a client must authenticate with (any non-empty key passes; a
-            key in the URL is refused, as a key must never be in one).
+            key in the URL is refused, as a key must never be in one); empty: a server that
+            takes no key, where a client that sends that header anyway is refused.
         keep_messages: Keep every client message's text in the records (conformance tests).
         port: The port to listen on (0: any free one).
     """
@@ -87,7 +88,10 @@ async def serve_fake(
         if delay:
             await asyncio.sleep(delay)
         headers: Headers = request.headers
-        if not headers.get(auth_header, "").strip():
+        if not auth_header:
+            if "Authorization" in headers:
+                return connection.respond(400, "this server takes no key\n")
+        elif not headers.get(auth_header, "").strip():
             return connection.respond(401, f"missing {auth_header}\n")
         if "key=" in request.path or "api_key" in request.path:
             return connection.respond(400, "an API key in the URL is refused\n")
