@@ -6,8 +6,9 @@ stop every rollout ``no_reply`` although the system replied (issue 38). Each bun
 listed here with what its wire carries, so a new one must be placed; the rollouts that show it
 (a reply stops ``replied``) are in each adapter's end-to-end tests: test_hosted_e2e.py (the
 three hosted dialects), test_known_timing.py (Moshi's protocol), test_agent_wires.py and
-test_pipecat_bot.py (Twilio, Pipecat's protobuf), test_pcm_agent.py (raw PCM) and
-tests/harness/test_stage.py (the local person).
+test_pipecat_bot.py (Twilio, Pipecat's protobuf), test_pcm_agent.py (raw PCM),
+test_voicebench.py and test_openai_compatible.py, and tests/harness/test_stage.py (the local
+person).
 """
 
 from __future__ import annotations
@@ -24,11 +25,13 @@ CARRIES_WORDS = {
     "moshi-preloaded": True,  # text tokens (message kind 2)
     "moshi-stock": True,  # text tokens (message kind 2)
     "never-speak": True,  # says nothing at all: the default, never read
+    "openai-compatible": False,  # transcript deltas where a server sends them, often none
     "openai-realtime": True,  # response audio transcript deltas
     "person": True,  # the person's transcript with the recording
     "pipecat-smart-turn": True,  # the cascade's reply words
     "pipecat-websocket": False,  # Pipecat's output transport forwards audio frames only
     "twilio-media-streams": False,  # a phone line: mu-law audio and marks
+    "voicebench-ws": False,  # PCM16, with transcripts an agent may or may not send
 }
 
 

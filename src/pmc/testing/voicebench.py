@@ -3,10 +3,11 @@
 It takes the optional ``start`` message, endpoints the caller's PCM16 frames with the energy
 endpointer of :mod:`pmc.testing.loopback`, and answers each turn end ``latency_ms`` after the
 end of speech arrived: a final ``transcript`` of the caller (canned: it hears no words) and of
-its own answer, then the answer's audio (Piper) in 20 ms messages at real-time pace, as an agent
-streams its speech. When the caller speaks over an answer for ``barge_in_ms`` it stops sending
-and sends ``{"type": "clear"}``. Everything it did is in its :class:`AgentSession` records, on the
-shared monotonic clock; it runs in a process of its own (:func:`voicebench_process`).
+its own answer, then the answer's audio (Piper) in 20 ms messages at ``speedup`` times real
+time, as an agent streams what its TTS makes (so the client has audio queued when a ``clear``
+comes). When the caller speaks over an answer for ``barge_in_ms`` it stops sending and sends
+``{"type": "clear"}``. Everything it did is in its :class:`AgentSession` records, on the shared
+monotonic clock; it runs in a process of its own (:func:`voicebench_process`).
 """
 
 from __future__ import annotations
@@ -51,12 +52,14 @@ class AgentBehaviour:
         reply_text: What it says (Piper, 16 kHz).
         barge_in_ms: Caller speech over its answer, in received audio, after which it stops and
             sends ``clear``; None never stops.
+        speedup: How much faster than real time its answer's messages are sent.
     """
 
     latency_ms: float = 800.0
     silence_ms: float = 500.0
     reply_text: str = "Okay, sure thing, I can help you with that."
     barge_in_ms: float | None = 120.0
+    speedup: float = 2.0
 
 
 @dataclass
@@ -139,7 +142,7 @@ class _Session:
             self.answer = asyncio.get_running_loop().create_task(self._say(ended.arrival_ns))
 
     async def _say(self, end_ns: int) -> None:
-        """The transcripts, then the answer in 20 ms messages, each when it starts playing."""
+        """The transcripts, then the answer in 20 ms messages, ``speedup`` times real time."""
         first_ns = end_ns + round(self.behaviour.latency_ms * NS_PER_S / 1000)
         await _sleep_until(first_ns)
         for role, text in (("user", USER_TEXT), ("agent", self.behaviour.reply_text)):
@@ -148,7 +151,8 @@ class _Session:
         pcm = to_pcm16(self.voice).astype("<i2").tobytes()
         step = FRAME_SAMPLES * 2
         for i, at in enumerate(range(0, len(pcm), step)):
-            await _sleep_until(first_ns + i * FRAME_SAMPLES * NS_PER_S // RATE)
+            step_ns = FRAME_SAMPLES * NS_PER_S / RATE / self.behaviour.speedup
+            await _sleep_until(first_ns + round(i * step_ns))
             if i == 0:
                 self.record.onsets_began_ns.append(time.monotonic_ns())
             await self.ws.send(pcm[at : at + step])

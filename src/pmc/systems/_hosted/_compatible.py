@@ -63,6 +63,7 @@ class OpenAICompatible(OpenAIRealtime):
     """
 
     VERSION = "1"
+    SENDS_TEXT = False  # transcript deltas are kept where a server sends them; many send none
     PARAMS = CompatibleParams
     params: CompatibleParams
 
