@@ -44,13 +44,16 @@ class Compatible:
 
 
 def _card(name: str, url: str, folder: Path) -> Path:
-    """The bundled card behind ``name``, at ``url``; the no-VAD one takes a key."""
-    if name != NO_VAD:
-        return card_at(name, url, folder)
-    path = card_at(VAD, url, folder, as_name=NO_VAD)
-    text = re.sub(r"(?ms)^\[turn_detection\]\n.*?\n\n", "", path.read_text())
-    text = text.replace("concurrency = 1\n", f'concurrency = 1\napi_key_env = "{KEY_ENV}"\n')
-    text = text.replace('"formats", "turn_detection"]', '"formats"]')
+    """The bundled card behind ``name`` at ``url``, its four sessions at once.
+
+    The no-VAD one is the generic card without its turn detection, taking a key.
+    """
+    path = card_at(VAD if name == NO_VAD else name, url, folder, as_name=name)
+    text = re.sub(r"(?m)^concurrency = .*$", "concurrency = 4", path.read_text())
+    if name == NO_VAD:
+        text = re.sub(r"(?ms)^\[turn_detection\]\n.*?\n\n", "", text)
+        text = text.replace("concurrency = 4\n", f'concurrency = 4\napi_key_env = "{KEY_ENV}"\n')
+        text = text.replace('"formats", "turn_detection"]', '"formats"]')
     path.write_text(text)
     return path
 
