@@ -156,12 +156,15 @@ def predicted_pause(
 ) -> tuple[PauseOutcome, Heard | None] | None:
     """The outcome, and the answer that takes over, that the fake's record implies.
 
-    None when it is ambiguous: an answer heard long enough for some words but maybe none.
+    Each answer where the harness played it: from when the fake sent it, as late as the harness
+    stamped it (a harness held off the processor plays it that much later, and the pause is
+    judged where it played). None when it is ambiguous: an answer heard long enough for some
+    words but maybe none.
     """
     if any(WORDLESS_S <= h.end_s - h.start_s < WORDS_S for h in spans):
         return None
     talk = [h for h in spans if h.end_s - h.start_s >= WORDS_S]
-    inside = [h for h in talk if h.start_s < end and h.end_s > start]
+    inside = [h for h in talk if h.start_s + h.delivery_s < end and h.end_s > start]
     if inside:
         return PauseOutcome.TAKEOVER, inside[0]
     if any(h.end_s > end for h in talk):
