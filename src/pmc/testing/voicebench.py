@@ -30,6 +30,7 @@ from websockets.exceptions import ConnectionClosed
 from pmc.audio import FloatArray, resample, to_pcm16
 from pmc.clock import NS_PER_S
 from pmc.testing._child import serve_in_child
+from pmc.testing.hosted._deadline import sleep_until
 from pmc.testing.loopback import SPEECH_RMS, Endpointer, spoken_reply
 
 HOST = "127.0.0.1"
@@ -144,7 +145,7 @@ class _Session:
     async def _say(self, end_ns: int) -> None:
         """The transcripts, then the answer in 20 ms messages, ``speedup`` times real time."""
         first_ns = end_ns + round(self.behaviour.latency_ms * NS_PER_S / 1000)
-        await _sleep_until(first_ns)
+        await sleep_until(first_ns)
         for role, text in (("user", USER_TEXT), ("agent", self.behaviour.reply_text)):
             message = {"type": "transcript", "role": role, "text": text, "final": True}
             await self.ws.send(json.dumps(message))
@@ -152,18 +153,12 @@ class _Session:
         step = FRAME_SAMPLES * 2
         for i, at in enumerate(range(0, len(pcm), step)):
             step_ns = FRAME_SAMPLES * NS_PER_S / RATE / self.behaviour.speedup
-            await _sleep_until(first_ns + round(i * step_ns))
+            await sleep_until(first_ns + round(i * step_ns))
             if i == 0:
                 self.record.onsets_began_ns.append(time.monotonic_ns())
             await self.ws.send(pcm[at : at + step])
             if i == 0:
                 self.record.onsets_sent_ns.append(time.monotonic_ns())
-
-
-async def _sleep_until(deadline_ns: int) -> None:
-    delay = (deadline_ns - time.monotonic_ns()) / NS_PER_S
-    if delay > 0:
-        await asyncio.sleep(delay)
 
 
 @asynccontextmanager
