@@ -110,7 +110,7 @@ def sdk_setup_fields() -> set[str]:
     params = genai_types.LiveConnectParameters(model="models/m", config=config)
     client = SimpleNamespace(vertexai=False)
     converted = _live_converters._LiveConnectParameters_to_mldev(
-        api_client=client,  # type: ignore[arg-type]
+        api_client=client,
         from_object=params.model_dump(exclude_none=True),
     )
     return set(converted["setup"])
