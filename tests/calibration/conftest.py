@@ -23,7 +23,7 @@ from pmc.gate import Interval
 from pmc.harness import RunSettings, run_rollouts, runs_dir
 from pmc.systems import bundled_cards, find_card
 from pmc.testing.points import write_points
-from pmc.tts import VoiceHint, create_tts
+from pmc.testing.speech import spoken
 
 SYSTEMS = bundled_cards()
 SETTINGS = LabelSettings()
@@ -92,9 +92,8 @@ def scene() -> tuple[FloatArray, list[Interval]]:
     """The test track and where its utterances truly are."""
     track = np.zeros(at(LENGTH_S), dtype=np.float32)
     truth = []
-    tts = create_tts()
     for onset, text in TEXTS:
-        clip = tts.speak(text, VoiceHint())
+        clip = spoken(text)
         first, last = _voiced(clip)
         start = at(onset) - first
         track[start : start + len(clip)] += clip

@@ -17,7 +17,7 @@ from pmc.gate import GateParams, OnsetRule, speech_intervals
 from pmc.scoring import ScoreSettings
 from pmc.scoring._evidence import Evidence, evidence
 from pmc.scoring._metrics import PauseOutcome, pause_score, reply_score
-from pmc.tts import VoiceHint, create_tts
+from pmc.testing.speech import spoken
 
 PAUSE = (2.0, 3.0)
 """The labelled pause on the stream clock."""
@@ -29,7 +29,7 @@ PRECISE_S = 0.003
 @functools.cache
 def words(text: str) -> FloatArray:
     """Spoken ``text`` with the voice's own lead-in and tail cut: it starts on its first sound."""
-    audio = create_tts().speak(text, VoiceHint(pitch=1.4))
+    audio = spoken(text, 1.4)
     loud = np.flatnonzero(np.abs(audio) > 0.02)
     return audio[loud[0] : loud[-1] + 1]
 

@@ -147,9 +147,9 @@ def reply_tone(reply_ms: float, sample_rate: int = SAMPLE_RATE) -> FloatArray:
 
 def spoken_reply(text: str) -> FloatArray:
     """``text`` spoken by Piper, from its first sample above :data:`SPEECH_RMS` on."""
-    from pmc.tts import VoiceHint, create_tts
+    from pmc.testing.speech import spoken
 
-    speech = create_tts().speak(text, VoiceHint())
+    speech = spoken(text)
     audible = np.flatnonzero(np.abs(speech) >= SPEECH_RMS)
     return speech[audible[0] :] if audible.size else speech
 

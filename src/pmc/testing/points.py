@@ -18,7 +18,7 @@ from pmc.audio import SAMPLE_RATE, FloatArray, wav_bytes
 from pmc.corpus import Channel
 from pmc.gate import GateParams, OnsetRule, refine_end, speech_intervals
 from pmc.points import MANIFEST_FILE, Point, PointKind, point_id
-from pmc.tts import VoiceHint, create_tts
+from pmc.testing.speech import spoken
 
 FRAME = 1920
 """Cuts are whole 80 ms frames, as the points stage writes them."""
@@ -34,7 +34,7 @@ class Spoken:
 
 def speak(text: str, pitch: float = 1.0) -> Spoken:
     """``text`` in the bundled voice (speaker B's pitch is 1.4, as in the demo)."""
-    return Spoken(text, create_tts().speak(text, VoiceHint(pitch=pitch)))
+    return Spoken(text, spoken(text, pitch))
 
 
 def silence(seconds: float) -> FloatArray:

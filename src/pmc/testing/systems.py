@@ -64,9 +64,9 @@ def tone(seconds: float, rms: float = 0.1, rate: int = 24_000, hz: float = 220.0
 def _audio(item: dict[str, Any]) -> FloatArray:
     """What a line of the script sounds like: its text in Piper's voice, or a tone."""
     if item.get("spoken"):
-        from pmc.tts import VoiceHint, create_tts
+        from pmc.testing.speech import spoken
 
-        return create_tts().speak(str(item["text"]), VoiceHint())
+        return spoken(str(item["text"]))
     return tone(float(item["seconds"]), float(item.get("rms", 0.1)))
 
 

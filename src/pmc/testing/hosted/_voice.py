@@ -8,7 +8,7 @@ import functools
 import numpy as np
 
 from pmc.audio import SAMPLE_RATE, FloatArray, to_pcm16
-from pmc.tts import VoiceHint, create_tts
+from pmc.testing.speech import spoken
 
 SHARP_RMS = 0.05
 """Five times the speech gate's opening RMS (0.01, docs/architecture.md "Metrics"): the level each
@@ -25,7 +25,7 @@ TAIL_LEVEL = 0.02
 @functools.cache
 def answer_audio(text: str) -> FloatArray:
     """``text`` in the bundled voice at 24 kHz, starting sharply, trailing silence cut (cached)."""
-    audio = create_tts().speak(text, VoiceHint())
+    audio = spoken(text)
     start = sharp_start(audio, SAMPLE_RATE)
     loud = np.flatnonzero(np.abs(audio) >= TAIL_LEVEL)
     if start is None or not loud.size:
