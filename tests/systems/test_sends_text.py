@@ -7,8 +7,8 @@ listed here with what its wire carries, so a new one must be placed; the rollout
 (a reply stops ``replied``) are in each adapter's end-to-end tests: test_hosted_e2e.py (the
 three hosted dialects), test_known_timing.py (Moshi's protocol), test_agent_wires.py and
 test_pipecat_bot.py (Twilio, Pipecat's protobuf), test_pcm_agent.py (raw PCM),
-test_voicebench.py, test_openai_compatible.py and test_vllm_omni.py, and tests/harness/test_stage.py (the local
-person).
+test_voicebench.py, test_openai_compatible.py and test_vllm_omni.py, and
+tests/harness/test_stage.py (the local person).
 """
 
 from __future__ import annotations

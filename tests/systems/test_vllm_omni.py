@@ -108,23 +108,32 @@ def test_every_session_completes_and_the_parser_refused_nothing(run: Run) -> Non
 
 
 def test_a_dropped_connection_is_resumed_with_nothing_lost(run: Run) -> None:
+    """Every server event arrives once; every append goes out once, none after the loss lost.
+
+    The protocol acknowledges no input, so what pmc had written into the connection after the
+    server had read its last append is lost with the connection (a real server's unread socket
+    buffer is too): pmc records how much it had written (``written_ms``), and the server is
+    missing exactly the difference, nothing sent after the resume.
+    """
     for card in CARDS:
-        for session in _sessions(run, _model(card)):
+        sessions = _sessions(run, _model(card))
+        for session in sessions:
             assert session.drops == 1 and len(session.resumes) == 1, card
             assert session.received["session.resume"] == 1
-            # Every append arrived: their durations add up to the last one's cumulative end.
-            assert abs(session.input_ms - session.last_audio_end_ms) <= 1.0, card
             assert session.input_ms > DROP_AFTER_MS + 1000
         for point in run.points.values():
             trace = _trace(run.folder, card, point)
-            resumed = [o for o in trace["outputs"] if o["detail"].get("type") == "pmc.resumed"]
-            assert len(resumed) == 1, card
+            (resumed,) = [o for o in trace["outputs"] if o["detail"].get("type") == "pmc.resumed"]
             seqs = [
                 o["detail"]["server_event_seq"] for o in trace["outputs"] if o["kind"] == "audio"
             ]
             assert seqs == sorted(set(seqs)), card  # none twice, in order
-            (session,) = [s for s in _sessions(run, _model(card)) if set(seqs) <= set(s.audio_seqs)]
+            (session,) = [s for s in sessions if set(seqs) <= set(s.audio_seqs)]
             assert seqs == [s for s in session.audio_seqs if s <= max(seqs)], card  # none missed
+            in_flight = resumed["detail"]["written_ms"] - session.input_ms_at_drop
+            assert 0 <= in_flight <= 200, (card, in_flight)
+            missing = session.last_audio_end_ms - session.input_ms
+            assert abs(missing - in_flight) <= 1.0, (card, missing, in_flight)
 
 
 def test_playback_is_acknowledged_cumulatively_per_answer(run: Run) -> None:

@@ -132,6 +132,8 @@ class OmniDuplex(HostedAdapter):
         self._chunk = np.zeros(0, dtype=np.float32)
         self._append_samples = self.input_rate * self.params.append_ms // 1000
         self._sent_ms = 0.0
+        self._written_ms = 0.0
+        """Input handed to the socket (``audio_end_ms`` of the last append written)."""
         self._session_id = ""
         self._token = ""
         self._last_seq = 0
@@ -285,6 +287,9 @@ class OmniDuplex(HostedAdapter):
             if not self._resumable():
                 raise
             self._pending.append(text)  # the reader finds the connection lost and resumes
+            return
+        if message.get("type") == "input_audio_buffer.append":
+            self._written_ms = float(message["audio_end_ms"])
 
     async def _acknowledge(self, now_ns: int) -> None:
         """``playback.ack`` for each answer every ``ack_ms`` of it played, and once it ends."""
@@ -418,7 +423,7 @@ class OmniDuplex(HostedAdapter):
         if not self._resumable():
             return None
         self._resuming = True
-        lost_ns = self.clock.now_ns()
+        lost_ns, written_ms = self.clock.now_ns(), self._written_ms
         for attempt in range(self.params.resume_attempts):
             await asyncio.sleep(self.params.resume_backoff_s * 2**attempt)
             try:
@@ -442,6 +447,9 @@ class OmniDuplex(HostedAdapter):
                 "gap_ms": round((self.clock.now_ns() - lost_ns) / 1e6, 3),
                 "lost": str(lost),
                 "last_received_server_event_seq": resume["last_received_server_event_seq"],
+                # What had been handed to the lost connection: the server may not have read all
+                # of it (its protocol acknowledges no input), and it is not sent twice.
+                "written_ms": written_ms,
             }
             self.emit(EventKind.SIGNAL, detail=detail)
             return ws

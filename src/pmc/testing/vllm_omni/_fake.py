@@ -97,6 +97,8 @@ class OmniSession:
         onsets_sent_ns: When that write returned.
         yields_ns: When it yielded an answer to the caller.
         drops: Connections it dropped.
+        input_ms_at_drop: Input it had read when it dropped the connection (what the client
+            had written after that, still in the socket, is lost with it).
         resumes: ``session.resume`` requests it accepted, each ``[last_received, replayed]``.
         closed: Whether the client ended it with ``session.close``.
     """
@@ -113,6 +115,7 @@ class OmniSession:
     onsets_sent_ns: list[int] = field(default_factory=list)
     yields_ns: list[int] = field(default_factory=list)
     drops: int = 0
+    input_ms_at_drop: float = 0.0
     resumes: list[list[int]] = field(default_factory=list)
     closed: bool = False
 
@@ -248,8 +251,10 @@ class _Session:
         if drop is not None and not self.dropped and self.record.input_ms >= drop:
             self.dropped = True
             self.record.drops += 1
+            self.record.input_ms_at_drop = self.record.input_ms
             if self.ws is not None:
                 self.ws.transport.abort()  # no closing handshake: the client sees a lost socket
+                self.ws = None  # what it had received but not yet read is lost with it
 
     async def turn(self, event: str, state: str) -> None:
         await self.emit(
@@ -387,6 +392,8 @@ class _Server:
             return
         try:
             async for raw in ws:
+                if session.ws is not ws:
+                    break  # dropped: the rest of what this connection carried is lost
                 try:
                     message = json.loads(raw)
                 except json.JSONDecodeError:
