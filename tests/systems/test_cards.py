@@ -33,6 +33,8 @@ def test_bundled_cards_load() -> None:
         "gpt-realtime-semantic-low",
         "grok-voice",
         "grok-voice-audio-history",
+        "livekit-turn-detector",
+        "livekit-vad",
         "llm-text",
         "moshi",
         "moshi-preloaded",
@@ -66,7 +68,7 @@ def test_bundled_cards_load() -> None:
 
 def test_every_bundled_card_reads_back_from_what_a_rollout_records() -> None:
     cards = [load_card(p) for p in sorted(SYSTEMS.glob("*.toml"))]
-    assert len(cards) == 30
+    assert len(cards) == 32
     for card in cards:
         assert SystemCard.from_dict(card.to_dict()) == card
 

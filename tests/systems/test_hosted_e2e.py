@@ -31,7 +31,7 @@ from pmc.cli import cli
 from pmc.points import Point, PointKind, read_points
 from pmc.scoring import PauseOutcome, Score, ScoreStatus, read_scores
 from pmc.testing.hosted import FakeBehaviour, FakeProcess, SessionRecord, fake_process
-from tests.systems.conftest import HOSTED, card_at, linked_points, session_of, traces
+from tests.systems.conftest import HOSTED, card_at, linked_points, session_of, shortest, traces
 
 pytestmark = pytest.mark.slow
 
@@ -45,18 +45,12 @@ WORDLESS_S = 0.25
 
 def pick(points: list[Point]) -> list[Point]:
     """A few short points: two pauses long enough to answer inside, two turn ends, a recall."""
-
-    def live_s(p: Point) -> float:
-        return p.stream_end_conv_s - p.stream_start_conv_s
-
-    pauses = [
-        p
-        for p in points
-        if p.kind is PointKind.PAUSE and p.boundary_end_stream_s - p.boundary_stream_s >= 1.5
-    ]
-    ends = [p for p in points if p.kind is PointKind.TURN_END]
     recalls = [p for p in points if p.kind is PointKind.FACT_RECALL]
-    chosen = sorted(pauses, key=live_s)[:2] + sorted(ends, key=live_s)[:2] + recalls[:1]
+    chosen = (
+        shortest(points, PointKind.PAUSE, 2, room_s=1.5)
+        + shortest(points, PointKind.TURN_END, 2)
+        + recalls[:1]
+    )
     assert len(chosen) == 5
     return chosen
 

@@ -7,7 +7,7 @@ listed here with what its wire carries, so a new one must be placed; the rollout
 (a reply stops ``replied``) are in each adapter's end-to-end tests: test_hosted_e2e.py (the
 three hosted dialects), test_known_timing.py (Moshi's protocol), test_agent_wires.py and
 test_pipecat_bot.py (Twilio, Pipecat's protobuf), test_pcm_agent.py (raw PCM),
-test_voicebench.py, test_openai_compatible.py and test_vllm_omni.py, and
+test_voicebench.py, test_openai_compatible.py, test_vllm_omni.py and test_livekit.py, and
 tests/harness/test_stage.py (the local person).
 """
 
@@ -20,6 +20,7 @@ CARRIES_WORDS = {
     "endpointer-cascade": True,  # the reply's words with Piper's audio
     "gemini-live": True,  # output transcription
     "grok-voice": True,  # output transcript deltas
+    "livekit-console": False,  # audio frames; transcripts come as events, where the agent has them
     "llm-text": True,  # the model's answer with Piper's audio
     "loopback-pcm": False,  # PCM16 and JSON signals only
     "moshi-preloaded": True,  # text tokens (message kind 2)

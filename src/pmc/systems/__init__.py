@@ -10,6 +10,7 @@ from pmc.systems import _baselines as _baselines  # registers the reference syst
 from pmc.systems import _duplex_client as _duplex_client  # registers the Moshi-protocol adapters
 from pmc.systems import _endpointer as _endpointer  # registers the endpointer cascade
 from pmc.systems import _hosted as _hosted  # registers the hosted real-time API adapters
+from pmc.systems import _livekit as _livekit  # registers LiveKit's console peer (LiveKit agents)
 from pmc.systems import _llm_text as _llm_text  # registers the text-model recall ceiling
 from pmc.systems import _pipecat_ws as _pipecat_ws  # registers Pipecat's websocket protocol
 from pmc.systems import _smart_turn as _smart_turn  # registers Pipecat's Smart Turn cascade
