@@ -32,6 +32,9 @@ HOSTED = {
     "grok-voice": Dialect.XAI,
 }
 """Every bundled hosted card and the fake that speaks its dialect."""
+EAGERNESS = ("low", "medium", "high", "auto")
+"""GPT Realtime's semantic VAD settings, each a card whose endpointer decides at every point
+(``gpt-realtime-semantic-<eagerness>-all``)."""
 KEY = "pmc-test-key-Zq7Xv93LkQ"
 """The key every hosted card gets in tests: recognisable wherever it might leak."""
 

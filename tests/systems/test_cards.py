@@ -30,7 +30,11 @@ def test_bundled_cards_load() -> None:
         "gpt-realtime-300",
         "gpt-realtime-300-audio-history",
         "gpt-realtime-500",
+        "gpt-realtime-semantic-auto-all",
+        "gpt-realtime-semantic-high-all",
         "gpt-realtime-semantic-low",
+        "gpt-realtime-semantic-low-all",
+        "gpt-realtime-semantic-medium-all",
         "grok-voice",
         "grok-voice-audio-history",
         "livekit-turn-detector",
@@ -68,7 +72,7 @@ def test_bundled_cards_load() -> None:
 
 def test_every_bundled_card_reads_back_from_what_a_rollout_records() -> None:
     cards = [load_card(p) for p in sorted(SYSTEMS.glob("*.toml"))]
-    assert len(cards) == 32
+    assert len(cards) == 36
     for card in cards:
         assert SystemCard.from_dict(card.to_dict()) == card
 

@@ -31,6 +31,7 @@ from pmc.testing.hosted import (
 )
 from pmc.testing.hosted._behaviour import COMMIT_DELAY_MS, REPLY_TEXT
 from tests.systems.conftest import (
+    EAGERNESS,
     HOSTED,
     KEY,
     SYSTEMS,
@@ -193,7 +194,8 @@ def test_every_bundled_hosted_card_has_its_defining_settings_here() -> None:
     hosted = {
         c.name for c in cards if c.family is Family.HOSTED and c.adapter != "openai-compatible"
     }
-    assert hosted == set(PAPER) | set(AUDIO_TWINS)
+    eager = {f"gpt-realtime-semantic-{e}-all" for e in EAGERNESS}  # test_semantic_eagerness.py
+    assert hosted == set(PAPER) | set(AUDIO_TWINS) | eager
     assert set(PAPER) == set(HOSTED)
     assert len(PAPER) == 5
 

@@ -20,6 +20,7 @@ from pmc.cli._ui import (
 )
 from pmc.harness import (
     ClockKind,
+    HistoryMode,
     ProtocolParams,
     RunSettings,
     SystemTally,
@@ -103,6 +104,16 @@ def load_cards(names: tuple[str, ...], folder: Path | None) -> list[SystemCard]:
     "(the paper's cap, appendix C; a shorter one makes a quick look cheaper, and a run's "
     "scores say when a reply ran into it).",
 )
+@click.option(
+    "--history",
+    type=click.Choice([m.value for m in HistoryMode]),
+    default=HistoryMode.FULL.value,
+    show_default=True,
+    help="The history every system gets before the live turn: the point's own (full), none "
+    "(the live turn alone), or as long a history from another conversation (shuffled, chosen "
+    "from --seed). An ablated run gets its own default --run-id; compare it with the full run "
+    "by 'pmc report --run FULL --compare ABLATED'.",
+)
 @ray_option
 @click.option(
     "--workers",
@@ -122,6 +133,7 @@ def run_command(
     retries: int,
     retry_attempts: int,
     cap_s: float,
+    history: str,
     ray_address: str | None,
     workers: int | None,
 ) -> None:
@@ -135,7 +147,7 @@ def run_command(
     """
     cards = load_cards(systems, systems_dir)
     settings = RunSettings(
-        run_id=run_id or default_run_id(workdir),
+        run_id=run_id or default_run_id(workdir, HistoryMode(history)),
         rollouts=rollouts,
         seed=seed,
         concurrency=concurrency,
@@ -145,6 +157,7 @@ def run_command(
         params=ProtocolParams(cap_s=cap_s),
         ray=ray_address,
         workers=workers,
+        history=HistoryMode(history),
     )
     with progress_bar(f"rollouts of {len(cards)} system(s)") as start:
         tallies = run_rollouts(workdir, cards, settings, start)

@@ -9,6 +9,7 @@ stepping a card's concurrency down when its server says so (``_retry``). A run's
 from pmc.harness._audit import LATE_BOUND_MS, TimingAudit, audit
 from pmc.harness._backoff import Backoff
 from pmc.harness._clock_kind import ClockKind
+from pmc.harness._history import HistoryMode, history_donor, with_history
 from pmc.harness._inputs import live_for, preload_for, rollout_seed
 from pmc.harness._monitor import SpeechMonitor
 from pmc.harness._playback import Chunk, Played, reconstruct
@@ -58,6 +59,7 @@ __all__ = [
     "Chunk",
     "ClockKind",
     "FrameTiming",
+    "HistoryMode",
     "Observed",
     "OutputRecord",
     "Played",
@@ -84,6 +86,7 @@ __all__ = [
     "clock_for",
     "default_run_id",
     "frame_ns",
+    "history_donor",
     "hosted_commit",
     "live_for",
     "preload_for",
@@ -96,5 +99,6 @@ __all__ = [
     "runs_dir",
     "stream_frames",
     "stream_until",
+    "with_history",
     "write_rollout",
 ]

@@ -50,13 +50,17 @@ def _wav(points_dir: Path, point: Point, name: str) -> FloatArray:
 
 
 def preload_for(
-    points_dir: Path, point: Point, seed: int, endpoints_talk_over: bool = False
+    points_dir: Path,
+    point: Point,
+    seed: int,
+    endpoints_talk_over: bool = False,
+    endpoints_everywhere: bool = False,
 ) -> Preload:
     """The identity prompt and the history, both as audio and as messages.
 
-    The system endpoints the live turn itself only at pauses (and at talk-over points where
-    ``endpoints_talk_over``); elsewhere a hosted system is told when input ends
-    (:func:`pmc.harness._protocol.hosted_commit`).
+    The system endpoints the live turn itself only at pauses (at talk-over points too where
+    ``endpoints_talk_over``, at every point where ``endpoints_everywhere``); elsewhere a hosted
+    system is told when input ends (:func:`pmc.harness._protocol.hosted_commit`).
     """
     history = io.read_json(points_dir / point.cuts["history_text"])
     return Preload(
@@ -65,7 +69,8 @@ def preload_for(
         system_audio=_wav(points_dir, point, "history_system"),
         messages=list(history["messages"]),
         seed=seed,
-        endpointing=point.kind is PointKind.PAUSE
+        endpointing=endpoints_everywhere
+        or point.kind is PointKind.PAUSE
         or (point.kind.talks_over and endpoints_talk_over),
         system_words=system_words(points_dir, point, history["messages"]),
         history_start_conv_s=point.history_start_conv_s,

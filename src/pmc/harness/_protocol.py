@@ -71,15 +71,22 @@ class ProtocolParams:
         return cls(**{k: float(v) for k, v in data.items()})
 
 
-def hosted_commit(kind: PointKind, family: Family, endpoints_talk_over: bool = False) -> bool:
+def hosted_commit(
+    kind: PointKind,
+    family: Family,
+    endpoints_talk_over: bool = False,
+    endpoints_everywhere: bool = False,
+) -> bool:
     """Whether the system gets an explicit end of input at the boundary.
 
     Hosted systems do at turn-end, recall and talk-over points (endpointer off); at pauses their
     endpointer is the policy under test, and other families find turn ends themselves. A hosted
     system whose endpointer cannot be turned on mid-session keeps it on at talk-over points
-    (``endpoints_talk_over``, ``SystemAdapter.ENDPOINTS_TALK_OVER``) and is told nothing.
+    (``endpoints_talk_over``, ``SystemAdapter.ENDPOINTS_TALK_OVER``) and is told nothing; one
+    whose card puts its endpointer under test at every point (``endpoints_everywhere``,
+    ``params.endpointing = "all"``) is told nothing anywhere.
     """
-    if kind.talks_over and endpoints_talk_over:
+    if endpoints_everywhere or (kind.talks_over and endpoints_talk_over):
         return False
     return family is Family.HOSTED and kind is not PointKind.PAUSE
 
@@ -99,6 +106,7 @@ class Schedule:
         injection: At a talk-over point, the person's clip over the reply.
         endpoints_talk_over: The system's endpointer stays on at talk-over points
             (:func:`hosted_commit`).
+        endpoints_everywhere: The system's endpointer decides at every point.
     """
 
     def __init__(
@@ -113,6 +121,7 @@ class Schedule:
         audio_only: bool = False,
         injection: Injection | None = None,
         endpoints_talk_over: bool = False,
+        endpoints_everywhere: bool = False,
     ) -> None:
         self.kind = kind
         self.audio_only = audio_only
@@ -122,7 +131,7 @@ class Schedule:
         self.boundary_ns = round(boundary_stream_s * NS_PER_S)
         self.monitor = monitor
         self.params = params
-        self.commit = hosted_commit(kind, family, endpoints_talk_over)
+        self.commit = hosted_commit(kind, family, endpoints_talk_over, endpoints_everywhere)
         self.stop_reason: StopReason | None = None
         self.injection = injection
 

@@ -134,7 +134,9 @@ async def run_rollout(
         injection = Injection(clip, offset, monitor)
     receiver = asyncio.get_running_loop().create_task(_receive(adapter, recorder, monitor))
     length = frame_ns(card.frame_samples, card.sample_rate)
-    commit = hosted_commit(point.kind, card.family, adapter.ENDPOINTS_TALK_OVER)
+    commit = hosted_commit(
+        point.kind, card.family, adapter.ENDPOINTS_TALK_OVER, card.endpoints_everywhere
+    )
     # A system told where input ends hears the live audio up to the boundary and no further (the
     # cuts are padded to whole 80 ms frames, and a boundary may fall inside a frame).
     end = round(point.boundary_stream_s * card.sample_rate) if commit else None
@@ -152,6 +154,7 @@ async def run_rollout(
         audio_only=not adapter.SENDS_TEXT,
         injection=injection,
         endpoints_talk_over=adapter.ENDPOINTS_TALK_OVER,
+        endpoints_everywhere=card.endpoints_everywhere,
     )
     committed_ns: int | None = None
     listen_ns: int | None = None

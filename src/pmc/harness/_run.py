@@ -17,6 +17,7 @@ from typing import Any
 from pmc import io
 from pmc.errors import PmcError
 from pmc.harness._clock_kind import ClockKind
+from pmc.harness._history import HistoryMode
 from pmc.harness._protocol import ProtocolParams
 from pmc.harness._tally import OBSERVED, Observed
 from pmc.systems import SystemCard
@@ -85,6 +86,7 @@ class RunRecord:
         protocol: The protocol's numbers.
         systems: Each system by card name.
         observed: Each system's observations, summed over invocations (only where there were).
+        history: The history every system got (the context ablation; ``full`` before it existed).
     """
 
     run_id: str
@@ -95,6 +97,7 @@ class RunRecord:
     protocol: ProtocolParams
     systems: Mapping[str, SystemEntry]
     observed: Mapping[str, Observed] = field(default_factory=dict)
+    history: HistoryMode = HistoryMode.FULL
     schema_version: int = RUN_SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -107,6 +110,7 @@ class RunRecord:
             "seed": self.seed,
             "rollouts": self.rollouts,
             "protocol": self.protocol.to_dict(),
+            "history": self.history.value,
             "systems": {name: entry.to_dict() for name, entry in self.systems.items()},
         }
         if self.observed:
@@ -126,16 +130,17 @@ class RunRecord:
             protocol=ProtocolParams.from_dict(data["protocol"]),
             systems={n: SystemEntry.from_dict(e) for n, e in data.get("systems", {}).items()},
             observed={n: Observed.from_dict(o) for n, o in data.get(OBSERVED, {}).items()},
+            history=HistoryMode(data.get("history", HistoryMode.FULL.value)),
             schema_version=version,
         )
 
     def joined(self, new: RunRecord, path: Path) -> RunRecord:
         """This record with another invocation's systems added; refused where they disagree.
 
-        The points, seed and protocol must be this run's, and a system already in it must be
-        the same (card, adapter version and clock). What was observed is kept.
+        The points, seed, protocol and history must be this run's, and a system already in it
+        must be the same (card, adapter version and clock). What was observed is kept.
         """
-        for key in ("points_manifest_sha256", "seed", "protocol"):
+        for key in ("points_manifest_sha256", "seed", "protocol", "history"):
             if getattr(self, key) != getattr(new, key):
                 raise PmcError(
                     f"{path}: this run was made with another {key.replace('_', ' ')}; "

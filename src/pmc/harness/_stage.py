@@ -22,6 +22,7 @@ from pmc.clock import responsive_interpreter
 from pmc.errors import PmcError
 from pmc.harness._backoff import Backoff
 from pmc.harness._clock_kind import ClockKind
+from pmc.harness._history import HistoryMode, with_history
 from pmc.harness._inputs import clip_for, live_for, preload_for, reference_for, rollout_seed
 from pmc.harness._limit import AdaptiveLimit
 from pmc.harness._protocol import ProtocolParams
@@ -71,6 +72,8 @@ class RunSettings:
             rollout streams does not change what it records.
         workers: Ray workers (streaming processes) for cards that ask for no resources
             (None: one per CPU of the cluster).
+        history: The history every system gets: the point's own, none, or another
+            conversation's (the context ablation).
     """
 
     run_id: str
@@ -84,6 +87,7 @@ class RunSettings:
     backoff: Backoff = field(default_factory=Backoff)
     ray: str | None = None
     workers: int | None = None
+    history: HistoryMode = HistoryMode.FULL
 
 
 def runs_dir(workdir: Path) -> Path:
@@ -91,12 +95,16 @@ def runs_dir(workdir: Path) -> Path:
     return workdir / RUNS_DIR
 
 
-def default_run_id(workdir: Path) -> str:
-    """A run id from the points it runs on, so that rerunning the same command resumes."""
+def default_run_id(workdir: Path, history: HistoryMode = HistoryMode.FULL) -> str:
+    """A run id from the points it runs on, so that rerunning the same command resumes.
+
+    An ablated run gets its own (``run-<digest>-history-none``), beside the run it pairs with.
+    """
     manifest = points_dir(workdir) / MANIFEST_FILE
     if not manifest.exists():
         raise PmcError(f"{manifest}: no points here; run `pmc points` first")
-    return f"run-{io.sha256_file(manifest)[:10]}"
+    suffix = "" if history is HistoryMode.FULL else f"-history-{history.value}"
+    return f"run-{io.sha256_file(manifest)[:10]}{suffix}"
 
 
 def rollout_dir(run_dir: Path, system: str, point_id: str, rollout: int) -> Path:
@@ -149,6 +157,7 @@ def _run_record(workdir: Path, cards: Sequence[SystemCard], settings: RunSetting
         seed=settings.seed,
         rollouts=settings.rollouts,
         protocol=settings.params,
+        history=settings.history,
         systems={
             card.name: SystemEntry(
                 card, adapter_factory(card).VERSION, clock_for(card, settings.clock)
@@ -376,7 +385,14 @@ def _load(task: _Task, seed: int, context: _Context) -> RolloutJob:
         task.rollout,
         seed,
         live_for(pdir, point),
-        preload_for(pdir, point, seed, adapter.ENDPOINTS_TALK_OVER),
+        with_history(
+            preload_for(pdir, point, seed, adapter.ENDPOINTS_TALK_OVER, card.endpoints_everywhere),
+            context.settings.history,
+            point,
+            context.points,
+            pdir,
+            context.settings.seed,
+        ),
         reference,
         clip_for(pdir, point),
     )

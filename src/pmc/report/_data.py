@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pmc.errors import PmcError
-from pmc.harness import Run, SystemEntry
+from pmc.harness import HistoryMode, Run, SystemEntry
 from pmc.points import Point, PointKind, read_points
 from pmc.report._aggregate import scored
 from pmc.scoring import Score, read_scores
@@ -28,6 +28,7 @@ class RunData:
         unscored: Systems without scores.
         entries: Each system's entry in the run's record (card, adapter version, clock); empty
             for data not read from a run.
+        history: The history its systems got (the context ablation).
     """
 
     run_dir: Path
@@ -39,6 +40,7 @@ class RunData:
     scores: dict[str, list[Score]]
     unscored: tuple[str, ...] = ()
     entries: dict[str, SystemEntry] = field(default_factory=dict)
+    history: HistoryMode = HistoryMode.FULL
 
     def first(self, system: str, kind: PointKind) -> list[Score]:
         """Rollout 0 of every point of ``kind``, transport failures left out (paper 3.4)."""
@@ -81,6 +83,7 @@ def load_run(run_dir: Path) -> RunData:
         scores,
         tuple(unscored),
         dict(record.systems),
+        record.history,
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pmc.harness import Run
+from pmc.report._ablation import ablation_table, sides, write_ablation_figure
 from pmc.report._aggregate import RESAMPLES
 from pmc.report._channel import channel_table
 from pmc.report._compare import Side, paired_table, pairs_in_run, side
@@ -77,11 +78,18 @@ def build_report(
     summary = summary_of(data, rows)
     summary_figure = None if summary is None else write_summary_figure(folder, data, summary)
     figures = write_figures(folder, data)
+    twins = None if other is None else sides(data, other)
+    if twins is not None:
+        tables.append(ablation_table(*twins, seed, resamples))
+        drawn = write_ablation_figure(folder, *twins, seed, resamples)
+        figures += [] if drawn is None else [drawn]
     settings = {
         "seed": seed,
         "resamples": resamples,
         "run_id": data.run_id,
         "compare_run_id": None if other is None else other.run_id,
+        "history": data.history.value,
+        "compare_history": None if other is None else other.history.value,
         "unscored_systems": list(data.unscored),
     }
     written = write_tables(folder, rows, tables, figures, settings, summary, summary_figure)

@@ -53,8 +53,11 @@ class SystemCard:
         reference: Which reply the person replays: ``own`` or ``shuffled`` (None: own).
         ray_resources: Ray resources each of its streaming workers takes (none: the default
             pool).
+        endpointing: Where a hosted system's own endpointer decides when the live turn ends:
+            ``pauses`` (None, the paper's protocol: at turn-end and recall points the harness
+            ends the input itself) or ``all`` (its endpointer decides at every point).
 
-    The last five are protocol settings that the harness reads. A card file writes them in its
+    The last six are protocol settings that the harness reads. A card file writes them in its
     ``[params]`` table, and :meth:`to_dict` keeps them there, so cards and run records read as
     they always have; a card made in code may give them in ``params`` too.
     """
@@ -75,6 +78,7 @@ class SystemCard:
     recall_latency_ms: float | None = None
     reference: str | None = None
     ray_resources: dict[str, float] = field(default_factory=dict)
+    endpointing: str | None = None
     schema_version: int = CARD_SCHEMA_VERSION
 
     def __post_init__(self) -> None:
@@ -92,12 +96,17 @@ class SystemCard:
         out: dict[str, Any] = {}
         if self.point_kinds is not None:
             out["point_kinds"] = list(self.point_kinds)
-        for key in ("preload_timeout_s", "recall_latency_ms", "reference"):
+        for key in ("preload_timeout_s", "recall_latency_ms", "reference", "endpointing"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
         if self.ray_resources:
             out["ray_resources"] = dict(self.ray_resources)
         return out
+
+    @property
+    def endpoints_everywhere(self) -> bool:
+        """Whether its own endpointer decides at every point, not only at pauses."""
+        return self.endpointing == "all"
 
     @property
     def frame_samples(self) -> int:
@@ -147,9 +156,13 @@ PROTOCOL_PARAMS = (
     "recall_latency_ms",
     "reference",
     "ray_resources",
+    "endpointing",
 )
 """The keys of a card's ``[params]`` that are protocol settings, typed fields of the card."""
 
+ENDPOINTING = ("pauses", "all")
+"""What ``params.endpointing`` may say: the system's endpointer decides at pauses only (the
+paper's protocol), or at every point."""
 REFERENCES = ("own", "shuffled")
 """What ``params.reference`` may say: the person replays its own reply, or another point's."""
 
@@ -169,6 +182,10 @@ def _protocol_fields(given: dict[str, Any]) -> dict[str, Any]:
         elif key == "reference":
             if value not in REFERENCES:
                 raise ValueError(f"params.reference is 'own' or 'shuffled', not {value!r}")
+            out[key] = value
+        elif key == "endpointing":
+            if value not in ENDPOINTING:
+                raise ValueError(f"params.endpointing is 'pauses' or 'all', not {value!r}")
             out[key] = value
         elif key == "ray_resources":
             if not isinstance(value, dict) or not all(

@@ -17,7 +17,11 @@ from enum import StrEnum
 from pmc.testing.hosted._behaviour import AnswerRecord, FakeBehaviour, HistoryItem, SessionRecord
 from pmc.testing.hosted._endpointer import EnergyEndpointer, VadEvent
 from pmc.testing.hosted._gemini import GeminiFakeSession
-from pmc.testing.hosted._openai import OpenAIBetaFakeSession, OpenAIFakeSession
+from pmc.testing.hosted._openai import (
+    SEMANTIC_TIMEOUT_MS,
+    OpenAIBetaFakeSession,
+    OpenAIFakeSession,
+)
 from pmc.testing.hosted._process import FakeProcess, fake_process
 from pmc.testing.hosted._server import FakeServer, FakeServerThread, fake_in_thread, serve_fake
 from pmc.testing.hosted._session import FakeSession
@@ -50,6 +54,7 @@ class Dialect(StrEnum):
 
 
 __all__ = [
+    "SEMANTIC_TIMEOUT_MS",
     "AnswerRecord",
     "Dialect",
     "EnergyEndpointer",
