@@ -37,7 +37,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"review"}),  # human review of the labels; the points stage reads its decisions
     frozenset({"points"}),
     frozenset({"harness", "review_app"}),
-    frozenset({"scoring", "calibration"}),
+    frozenset({"scoring", "calibration", "curves"}),
     frozenset({"report"}),
     frozenset({"pipeline"}),  # every stage in one call (pmc demo)
     frozenset({"testing"}),

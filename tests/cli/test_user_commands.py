@@ -18,8 +18,11 @@ import pytest
 from click.testing import CliRunner
 
 from pmc.cli import cli
+from pmc.curves import Curve
 from pmc.demo import DEMO_SOURCE_DIR
 from pmc.points import PointKind
+from pmc.report import load_run
+from pmc.report._curve import measured
 from pmc.systems import bundled_cards
 
 pytestmark = pytest.mark.slow
@@ -107,8 +110,37 @@ def test_demo_on_a_slice_runs_every_stage(demo: Demo) -> None:
     assert index.exists()
     results = json.loads((demo.run_dir / "report" / "results.json").read_text())
     assert {r["system"] for r in results["main_table"]} == LOCAL
+    # The demo sweeps the first endpointer card's silence window; the report draws the curve
+    # with both endpointer cards where the run measured them, and splits each latency.
+    curve = json.loads((w / "curves" / "endpointer-300.json").read_text())
+    assert [s["silence_ms"] for s in curve["settings"]] == [100.0 * i for i in range(1, 21)]
+    assert {f["key"] for f in results["figures"]} >= {"tradeoff_curve"}
+    tables = {t["key"]: t for t in results["tables"]}
+    assert {"tradeoff_curve", "latency_parts"} <= set(tables)
+    this_run = {r[0] for r in tables["tradeoff_curve"]["rows"] if r[0].endswith("(this run)")}
+    assert this_run == {"endpointer-300 (this run)", "endpointer-500 (this run)"}
     # The path of the report is the last thing it prints on standard output.
     assert demo.stdout.rstrip().splitlines()[-1] == f"report: {index}"
+
+
+def test_the_curve_passes_through_the_endpointer_cards_run_the_ordinary_way(demo: Demo) -> None:
+    """The sweep's settings of 300 and 500 ms are the two endpointer cards the demo ran.
+
+    Their hold rates at the slice's pauses equal the scored runs', and their median decision
+    after the turn end is within one 20 ms frame of the run's own ``endpointed`` signals.
+    """
+    curve = Curve.from_dict(
+        json.loads((demo.workdir / "curves" / "endpointer-300.json").read_text())
+    )
+    data = load_run(demo.run_dir)
+    at = {s.cards[0]: s for s in curve.settings if s.cards}
+    assert sorted(at) == ["endpointer-300", "endpointer-500"]
+    for name, setting in at.items():
+        ran = measured(data, name)
+        assert setting.pauses == len(data.first(name, PointKind.PAUSE)) >= 3
+        assert setting.hold_rate == ran.hold_rate, (name, setting, ran)
+        assert setting.decision_latency_s is not None and ran.decision_latency_s is not None
+        assert abs(setting.decision_latency_s - ran.decision_latency_s) <= 0.02, (setting, ran)
 
 
 def test_report_command(demo: Demo, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import pytest
 from pmc import io
 from pmc.errors import PmcError
 from pmc.harness import (
-    HistoryMode,
+    HistorySource,
     Run,
     RunSettings,
     default_run_id,
@@ -56,7 +56,7 @@ def test_full_history_is_the_points_own(two_conversations: tuple[Path, list[Poin
     workdir, points = two_conversations
     pdir = workdir / "points"
     own = preload_for(pdir, points[0], 7)
-    assert with_history(own, HistoryMode.FULL, points[0], points, pdir, 0) is own
+    assert with_history(own, HistorySource.FULL, points[0], points, pdir, 0) is own
 
 
 def test_no_history_leaves_the_live_turn_alone(two_conversations: tuple[Path, list[Point]]) -> None:
@@ -65,7 +65,7 @@ def test_no_history_leaves_the_live_turn_alone(two_conversations: tuple[Path, li
     point = points[0]
     own = preload_for(pdir, point, 7)
     assert len(own.user_audio) > 0 and own.messages
-    none = with_history(own, HistoryMode.NONE, point, points, pdir, 0)
+    none = with_history(own, HistorySource.NONE, point, points, pdir, 0)
     assert len(none.user_audio) == len(none.system_audio) == 0
     assert none.messages == [] and none.system_words == ()
     assert none.history_start_conv_s == point.stream_start_conv_s
@@ -86,7 +86,7 @@ def test_a_shuffled_history_is_as_long_and_from_another_conversation(
         own = preload_for(pdir, point, 7)
         donor = history_donor(point, points, seed=0)
         assert donor.conversation_id == "conv-2"
-        shuffled = with_history(own, HistoryMode.SHUFFLED, point, points, pdir, 0)
+        shuffled = with_history(own, HistorySource.SHUFFLED, point, points, pdir, 0)
         assert len(shuffled.user_audio) == len(own.user_audio)
         assert len(shuffled.system_audio) == len(own.system_audio)
         theirs = preload_for(pdir, donor, 7)
@@ -117,15 +117,15 @@ def test_a_corpus_of_one_conversation_cannot_be_shuffled(tmp_path: Path) -> None
 
 def test_an_ablated_run_has_its_own_id_and_records_its_history(tmp_path: Path) -> None:
     write_points(tmp_path)
-    full, none = default_run_id(tmp_path), default_run_id(tmp_path, HistoryMode.NONE)
+    full, none = default_run_id(tmp_path), default_run_id(tmp_path, HistorySource.NONE)
     assert none == f"{full}-history-none"
     cards = [find_card("never-speak", bundled_cards())]
-    run_rollouts(tmp_path, cards, RunSettings(none, history=HistoryMode.NONE))
+    run_rollouts(tmp_path, cards, RunSettings(none, history=HistorySource.NONE))
     record = Run(runs_dir(tmp_path) / none).record
-    assert record.history is HistoryMode.NONE
+    assert record.history is HistorySource.NONE
     assert io.read_json(runs_dir(tmp_path) / none / "run.json")["history"] == "none"
     with pytest.raises(PmcError, match="another history"):
-        run_rollouts(tmp_path, cards, RunSettings(none, history=HistoryMode.SHUFFLED))
+        run_rollouts(tmp_path, cards, RunSettings(none, history=HistorySource.SHUFFLED))
 
 
 RECALL_POINTS = 6
@@ -155,8 +155,8 @@ def test_the_cascade_recalls_only_what_its_history_holds(
     chosen = chosen[:RECALL_POINTS]
     workdir = linked_points(demo_points_workdir, chosen, tmp_path / "w")
     cards = [find_card("endpointer-300", bundled_cards())]
-    correct: dict[HistoryMode, int] = {}
-    for mode in HistoryMode:
+    correct: dict[HistorySource, int] = {}
+    for mode in HistorySource:
         run_id = default_run_id(workdir, mode)
         run_rollouts(workdir, cards, RunSettings(run_id, history=mode))
         answers = _answers(runs_dir(workdir) / run_id, "endpointer-300")
@@ -164,5 +164,5 @@ def test_the_cascade_recalls_only_what_its_history_holds(
         correct[mode] = sum(
             strict_recall(answers[p.point_id], p.gold_answer or "", p.kind).correct for p in chosen
         )
-    assert correct[HistoryMode.FULL] >= RECALL_POINTS // 2, correct
-    assert correct[HistoryMode.NONE] == correct[HistoryMode.SHUFFLED] == 0, correct
+    assert correct[HistorySource.FULL] >= RECALL_POINTS // 2, correct
+    assert correct[HistorySource.NONE] == correct[HistorySource.SHUFFLED] == 0, correct

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pmc.harness import HistoryMode
+from pmc.harness import HistorySource
 from pmc.points import Point, PointKind
 from pmc.report import RunData
 from pmc.report._ablation import ablation_table, sides, write_ablation_figure
@@ -54,7 +54,7 @@ def _recall(system: str, p: Point, said: str) -> Score:
     return _rollout(system, p, recall=RecallScore(said, verdict))
 
 
-def _run(history: HistoryMode, *, forgets: bool) -> RunData:
+def _run(history: HistorySource, *, forgets: bool) -> RunData:
     """Two systems, the first of which uses its history and the second does not.
 
     ``cascade`` answers recall from its history and, without one, holds at two more pauses and
@@ -78,7 +78,7 @@ def _run(history: HistoryMode, *, forgets: bool) -> RunData:
 
 
 def test_the_table_pairs_each_measure_and_names_what_did_not_change() -> None:
-    full, none = _run(HistoryMode.FULL, forgets=False), _run(HistoryMode.NONE, forgets=True)
+    full, none = _run(HistorySource.FULL, forgets=False), _run(HistorySource.NONE, forgets=True)
     # Either order of --compare gives the full run as the base.
     assert sides(none, full) == (full, none) and sides(full, none) == (full, none)
     assert sides(full, full) is None
@@ -103,7 +103,7 @@ def test_the_table_pairs_each_measure_and_names_what_did_not_change() -> None:
 
 
 def test_a_difference_below_what_the_report_prints_is_no_change() -> None:
-    full = _run(HistoryMode.FULL, forgets=False)
+    full = _run(HistorySource.FULL, forgets=False)
     nudged = {
         name: [
             replace(s, reply=replace(s.reply, latency_s=s.reply.latency_s + 0.004))
@@ -113,19 +113,19 @@ def test_a_difference_below_what_the_report_prints_is_no_change() -> None:
         ]
         for name, scores in full.scores.items()
     }
-    twin = replace(full, scores=nudged, history=HistoryMode.SHUFFLED)
+    twin = replace(full, scores=nudged, history=HistorySource.SHUFFLED)
     table = ablation_table(full, twin, seed=0, resamples=50)
     assert {r[7] for r in table.rows} == {"no change: does not use the history"}
 
 
 def test_the_figure_is_drawn(tmp_path: Path) -> None:
-    full, none = _run(HistoryMode.FULL, forgets=False), _run(HistoryMode.NONE, forgets=True)
+    full, none = _run(HistorySource.FULL, forgets=False), _run(HistorySource.NONE, forgets=True)
     figure = write_ablation_figure(tmp_path, full, none, seed=0, resamples=50)
     assert figure is not None
     assert (tmp_path / figure.file).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.mark.parametrize("mode", [HistoryMode.NONE, HistoryMode.SHUFFLED])
-def test_runs_with_the_same_history_are_not_an_ablation(mode: HistoryMode) -> None:
+@pytest.mark.parametrize("mode", [HistorySource.NONE, HistorySource.SHUFFLED])
+def test_runs_with_the_same_history_are_not_an_ablation(mode: HistorySource) -> None:
     a = _run(mode, forgets=True)
     assert sides(a, a) is None

@@ -29,13 +29,17 @@ from click.testing import CliRunner
 
 from pmc.cli import cli
 from pmc.points import Point, PointKind, read_points
+from pmc.report import latency_parts, load_run
 from pmc.scoring import PauseOutcome, Score, ScoreStatus, read_scores
-from pmc.testing.hosted import FakeBehaviour, FakeProcess, SessionRecord, fake_process
+from pmc.testing.hosted import Dialect, FakeBehaviour, FakeProcess, SessionRecord, fake_process
+from pmc.testing.hosted._behaviour import COMMIT_DELAY_MS
 from tests.systems.conftest import HOSTED, card_at, linked_points, session_of, shortest, traces
 
 pytestmark = pytest.mark.slow
 
 LATENCY_MS = 700.0
+GROK_SETTLE_S = 0.5
+"""Grok's card waits this long after ``committed`` before asking for the answer (appendix C)."""
 TOLERANCE_S = 0.003
 WORDS_S = 0.6
 """An answer heard this long carries words the recogniser finds ("Right, I see what..."); one
@@ -234,3 +238,56 @@ def test_scores_match_what_the_fake_did(scored: Run, name: str) -> None:
     print(name, json.dumps(report, default=str))
     # Both turn ends; of the two pauses, at least one whose outcome the record decides.
     assert checked[PointKind.TURN_END] == 2 and checked[PointKind.PAUSE] >= 1, checked
+
+
+@pytest.mark.parametrize("name", sorted(HOSTED))
+def test_latency_parts_are_what_the_fake_did(scored: Run, name: str) -> None:
+    """Each part ends where the fake's record says, within 3 ms, and the parts sum to latency.
+
+    At a turn end the endpointer's decision is the acknowledged commit (xAI's comes 150 ms
+    after it; Gemini acknowledges none, so that part is absent), Grok's request follows it by
+    its settle, and the reply's first message is the fake's first delta; at a pause taken
+    over, the decision is the fake's ``speech_stopped``, when it sent it.
+    """
+    data = load_run(scored.folder)
+    fake, dialect = scored.fakes[name], HOSTED[name]
+    found = traces(scored.folder, name)
+    parts = {
+        p.point_id: p
+        for kind in (PointKind.TURN_END, PointKind.PAUSE)
+        for p in latency_parts(data, name, kind)
+    }
+    ends = {pid for pid in found if scored.points[pid].kind is PointKind.TURN_END}
+    assert ends <= set(parts), sorted(parts)
+    for point_id, p in parts.items():
+        present = [v for v in p.parts().values() if v is not None]
+        assert sum(present) == pytest.approx(p.latency_s, abs=1e-9), p
+        trace, point = found[point_id], scored.points[point_id]
+        record = fake.session(session_of(trace))
+        assert record.origin_ns is not None
+        on_stream = (record.origin_ns - int(trace["t0_ns"])) / 1e9 - point.boundary_stream_s
+        spans = heard(record, trace)
+        answer = next(a for a in record.answers if a.heard is not None)
+        bound = TOLERANCE_S + max(trace["audit"]["lateness_max_ms"] / 1000, spans[0].delivery_s)
+        assert answer.onset_s is not None and p.first_message_s is not None
+        assert abs(p.first_message_s - (answer.onset_s + on_stream)) <= bound, (p, answer)
+        if dialect is Dialect.GEMINI:
+            assert p.endpointed_s is None and p.requested_s is None, p
+            continue
+        decided = answer.turn_end_s  # the commit, acknowledged at once
+        if answer.trigger == "vad":  # when the fake sent its first speech_stopped in the pause
+            stops = [at for change, at in record.speech_sent if change == "stopped"]
+            decided = min(at for at in stops if at + on_stream >= 0.0)
+        if answer.trigger != "vad" and dialect is Dialect.XAI:
+            decided += COMMIT_DELAY_MS / 1000
+        assert p.endpointed_s is not None, p
+        assert abs(p.endpointed_s - (decided + on_stream)) <= bound, (p, answer)
+        if dialect is Dialect.XAI and answer.trigger != "vad":
+            # The wait is Grok's settle after committed, as pmc stamped it; the fake got the
+            # request after pmc sent it.
+            assert p.requested_s is not None, p
+            wait = p.parts()["wait"]
+            assert wait is not None and abs(wait - GROK_SETTLE_S) <= bound, (p, wait)
+            assert answer.requested_s + on_stream >= p.requested_s - TOLERANCE_S, (p, answer)
+        else:
+            assert p.requested_s is None, p

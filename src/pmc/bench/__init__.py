@@ -3,7 +3,8 @@
 Like the CLI, this package sits above every stage and may use :mod:`pmc.testing`'s fakes: the
 harness bench streams to the loopback fake of known latency (``_harness``), the cluster bench
 spreads those streams over Ray processes (``_cluster``), the duplex bench times the duplex
-server's step and drives it (``_duplex``), the labels bench times the rule engine
+server's step and drives it (``_duplex``), the curve bench times a sweep by replay against
+running its settings as cards (``_curve``), the labels bench times the rule engine
 (``_labels``), the scoring bench
 scores a small run of the reference systems (``_score``), and ``_steadiness`` measures how
 steadily the machine runs us, reported beside the harness figures; ``_usage`` counts CPU time.
@@ -20,6 +21,7 @@ from pmc.bench._cluster import (
     holds,
     largest_held,
 )
+from pmc.bench._curve import CurveBench, bench_curve
 from pmc.bench._duplex import DuplexBench, bench_duplex
 from pmc.bench._harness import (
     CONCURRENCY,
@@ -44,6 +46,7 @@ __all__ = [
     "SPEECH_S",
     "STEP",
     "ClusterBenchRow",
+    "CurveBench",
     "DuplexBench",
     "HarnessBenchRow",
     "LabelsBench",
@@ -52,6 +55,7 @@ __all__ = [
     "ScoreBench",
     "Steadiness",
     "bench_cluster",
+    "bench_curve",
     "bench_duplex",
     "bench_harness",
     "bench_labels",

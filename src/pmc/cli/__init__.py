@@ -11,6 +11,7 @@ from pmc.cli._bench import bench
 from pmc.cli._bench_cluster import bench_cluster_command
 from pmc.cli._calibrate import calibrate_gate_command
 from pmc.cli._corpus import corpus
+from pmc.cli._curve import curve_command
 from pmc.cli._demo import demo
 from pmc.cli._duplex import bench_duplex_command, serve_duplex_command
 from pmc.cli._labels import labels_command, select_command
@@ -52,6 +53,7 @@ cli.add_command(review)
 cli.add_command(run_command)
 cli.add_command(score_command)
 cli.add_command(report_command)
+cli.add_command(curve_command)
 cli.add_command(calibrate_gate_command)
 cli.add_command(demo)
 cli.add_command(bench)

@@ -15,6 +15,7 @@ from pmc.bench import (
     LABELS_TARGET_MS,
     SPEECH_S,
     HarnessBenchRow,
+    bench_curve,
     bench_harness,
     bench_labels,
     bench_score,
@@ -205,3 +206,41 @@ def bench_score_command(asr: str, workers: int, systems_dir: Path | None) -> Non
         f"{'met' if result.speed >= SCORE_TARGET else 'missed'})",
         soft_wrap=True,
     )
+
+
+@bench.command("curve")
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    required=True,
+    help="A working directory with points (e.g. demo-work after make demo).",
+)
+@click.option("--system", default="endpointer-300", show_default=True, help="The card swept.")
+@systems_dir_option
+@click.option(
+    "--cards",
+    "cards_run",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="How many of the settings to also run as cards, to time one.",
+)
+def bench_curve_command(
+    workdir: Path, system: str, systems_dir: Path | None, cards_run: int
+) -> None:
+    """Time a 20-setting sweep by replay against running settings as cards (rollouts only)."""
+    from pmc.cli._run import load_cards
+    from pmc.curves import DEFAULT_SILENCE_MS
+
+    (card,) = load_cards((system,), systems_dir)
+    with out.status("sweeping, then running settings as cards"):
+        found = bench_curve(workdir, card, DEFAULT_SILENCE_MS, cards_run)
+    out.print(
+        f"{found.settings} settings on {found.points} pause and turn-end points: sweep "
+        f"{found.sweep_s:.1f} s; one setting as a card {found.per_card_s:.1f} s (mean of "
+        f"{found.cards_run}: {', '.join(f'{s:.1f}' for s in found.card_s)}), so all "
+        f"{found.settings} as cards about {found.per_card_s * found.settings:.0f} s; the sweep "
+        f"takes {found.ratio:.3f} of that (target under {1 / 20:.3f})",
+        soft_wrap=True,
+    )
+    out.print_json(data=found.to_dict())

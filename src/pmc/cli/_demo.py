@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from pmc.cli._corpus import info, report_skip, show_import
+from pmc.cli._curve import show_curve
 from pmc.cli._labels import show_labels, show_selection
 from pmc.cli._points import show_points
 from pmc.cli._report import show_report
@@ -78,6 +79,8 @@ def demo(
             show_rollouts(workdir, run_dir.name, result)
         elif stage is Stage.SCORES:
             show_scores(run_dir, result)
+        elif stage is Stage.CURVE:
+            show_curve(result)
         else:
             show_report(result)
 

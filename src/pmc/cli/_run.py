@@ -20,7 +20,7 @@ from pmc.cli._ui import (
 )
 from pmc.harness import (
     ClockKind,
-    HistoryMode,
+    HistorySource,
     ProtocolParams,
     RunSettings,
     SystemTally,
@@ -106,8 +106,8 @@ def load_cards(names: tuple[str, ...], folder: Path | None) -> list[SystemCard]:
 )
 @click.option(
     "--history",
-    type=click.Choice([m.value for m in HistoryMode]),
-    default=HistoryMode.FULL.value,
+    type=click.Choice([m.value for m in HistorySource]),
+    default=HistorySource.FULL.value,
     show_default=True,
     help="The history every system gets before the live turn: the point's own (full), none "
     "(the live turn alone), or as long a history from another conversation (shuffled, chosen "
@@ -147,7 +147,7 @@ def run_command(
     """
     cards = load_cards(systems, systems_dir)
     settings = RunSettings(
-        run_id=run_id or default_run_id(workdir, HistoryMode(history)),
+        run_id=run_id or default_run_id(workdir, HistorySource(history)),
         rollouts=rollouts,
         seed=seed,
         concurrency=concurrency,
@@ -157,7 +157,7 @@ def run_command(
         params=ProtocolParams(cap_s=cap_s),
         ray=ray_address,
         workers=workers,
-        history=HistoryMode(history),
+        history=HistorySource(history),
     )
     with progress_bar(f"rollouts of {len(cards)} system(s)") as start:
         tallies = run_rollouts(workdir, cards, settings, start)

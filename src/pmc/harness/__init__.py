@@ -9,7 +9,7 @@ stepping a card's concurrency down when its server says so (``_retry``). A run's
 from pmc.harness._audit import LATE_BOUND_MS, TimingAudit, audit
 from pmc.harness._backoff import Backoff
 from pmc.harness._clock_kind import ClockKind
-from pmc.harness._history import HistoryMode, history_donor, with_history
+from pmc.harness._history import HistorySource, history_donor, with_history
 from pmc.harness._inputs import live_for, preload_for, rollout_seed
 from pmc.harness._monitor import SpeechMonitor
 from pmc.harness._playback import Chunk, Played, reconstruct
@@ -59,7 +59,7 @@ __all__ = [
     "Chunk",
     "ClockKind",
     "FrameTiming",
-    "HistoryMode",
+    "HistorySource",
     "Observed",
     "OutputRecord",
     "Played",

@@ -23,7 +23,7 @@ from pmc.points import Point
 from pmc.systems import HistoryWord, Preload
 
 
-class HistoryMode(StrEnum):
+class HistorySource(StrEnum):
     """What a run gives every system before the live turn."""
 
     FULL = "full"
@@ -65,7 +65,7 @@ def history_donor(point: Point, points: Sequence[Point], seed: int) -> Point:
 
 def with_history(
     preload: Preload,
-    mode: HistoryMode,
+    mode: HistorySource,
     point: Point,
     points: Sequence[Point],
     points_dir: Path,
@@ -75,10 +75,10 @@ def with_history(
 
     The identity prompt, the endpointing and the seed stay the point's own.
     """
-    if mode is HistoryMode.FULL:
+    if mode is HistorySource.FULL:
         return preload
     empty = np.zeros(0, dtype=np.float32)
-    if mode is HistoryMode.NONE:
+    if mode is HistorySource.NONE:
         return replace(
             preload,
             user_audio=empty,

@@ -17,7 +17,7 @@ from typing import Any
 from pmc import io
 from pmc.errors import PmcError
 from pmc.harness._clock_kind import ClockKind
-from pmc.harness._history import HistoryMode
+from pmc.harness._history import HistorySource
 from pmc.harness._protocol import ProtocolParams
 from pmc.harness._tally import OBSERVED, Observed
 from pmc.systems import SystemCard
@@ -97,7 +97,7 @@ class RunRecord:
     protocol: ProtocolParams
     systems: Mapping[str, SystemEntry]
     observed: Mapping[str, Observed] = field(default_factory=dict)
-    history: HistoryMode = HistoryMode.FULL
+    history: HistorySource = HistorySource.FULL
     schema_version: int = RUN_SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -130,7 +130,7 @@ class RunRecord:
             protocol=ProtocolParams.from_dict(data["protocol"]),
             systems={n: SystemEntry.from_dict(e) for n, e in data.get("systems", {}).items()},
             observed={n: Observed.from_dict(o) for n, o in data.get(OBSERVED, {}).items()},
-            history=HistoryMode(data.get("history", HistoryMode.FULL.value)),
+            history=HistorySource(data.get("history", HistorySource.FULL.value)),
             schema_version=version,
         )
 

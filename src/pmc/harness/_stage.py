@@ -22,7 +22,7 @@ from pmc.clock import responsive_interpreter
 from pmc.errors import PmcError
 from pmc.harness._backoff import Backoff
 from pmc.harness._clock_kind import ClockKind
-from pmc.harness._history import HistoryMode, with_history
+from pmc.harness._history import HistorySource, with_history
 from pmc.harness._inputs import clip_for, live_for, preload_for, reference_for, rollout_seed
 from pmc.harness._limit import AdaptiveLimit
 from pmc.harness._protocol import ProtocolParams
@@ -87,7 +87,7 @@ class RunSettings:
     backoff: Backoff = field(default_factory=Backoff)
     ray: str | None = None
     workers: int | None = None
-    history: HistoryMode = HistoryMode.FULL
+    history: HistorySource = HistorySource.FULL
 
 
 def runs_dir(workdir: Path) -> Path:
@@ -95,7 +95,7 @@ def runs_dir(workdir: Path) -> Path:
     return workdir / RUNS_DIR
 
 
-def default_run_id(workdir: Path, history: HistoryMode = HistoryMode.FULL) -> str:
+def default_run_id(workdir: Path, history: HistorySource = HistorySource.FULL) -> str:
     """A run id from the points it runs on, so that rerunning the same command resumes.
 
     An ablated run gets its own (``run-<digest>-history-none``), beside the run it pairs with.
@@ -103,7 +103,7 @@ def default_run_id(workdir: Path, history: HistoryMode = HistoryMode.FULL) -> st
     manifest = points_dir(workdir) / MANIFEST_FILE
     if not manifest.exists():
         raise PmcError(f"{manifest}: no points here; run `pmc points` first")
-    suffix = "" if history is HistoryMode.FULL else f"-history-{history.value}"
+    suffix = "" if history is HistorySource.FULL else f"-history-{history.value}"
     return f"run-{io.sha256_file(manifest)[:10]}{suffix}"
 
 

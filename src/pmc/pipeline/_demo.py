@@ -16,6 +16,7 @@ from typing import Any
 
 from pmc.asr import DEFAULT_ASR
 from pmc.corpus import ImportSummary, Skipped, SourceKind
+from pmc.curves import SWEPT_ADAPTER, sweep
 from pmc.demo import DEMO_MIN_DURATION_S, build_demo_source, demo_scripts, import_demo_source
 from pmc.harness import RunSettings, run_rollouts, runs_dir
 from pmc.labels import run_labels, run_selection, write_inventory
@@ -43,6 +44,7 @@ class Stage(StrEnum):
     POINTS = "points"
     ROLLOUTS = "rollouts"
     SCORES = "scores"
+    CURVE = "curve"
     REPORT = "report"
 
 
@@ -130,6 +132,10 @@ def run_demo_pipeline(
             Stage.SCORES,
             run_scoring(run_dir, ScoreSettings(asr=DEMO_ASR), workers=None, start=start),
         )
+    swept = [c for c in cards if c.adapter == SWEPT_ADAPTER][:1]
+    if swept:  # the report draws the endpointer's trade-off curve with the run's cards on it
+        with hooks.progress(f"sweeping {swept[0].name}'s silence window") as start:
+            done(Stage.CURVE, sweep(workdir, swept[0], start=start))
     with hooks.progress("writing the report") as start:
         advance = start(1)
         index = build_report(run_dir, seed=0, resamples=RESAMPLES)

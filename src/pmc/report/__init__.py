@@ -3,7 +3,9 @@
 The main table per system and point kind with bootstrap intervals over conversations
 (``_aggregate``, ``_main``), the summary that leads the report, every system against the person
 on the paper's questions (``_summary``, its figure ``_lead``), the appendix analyses
-(``_pauses``, ``_recall``, ``_outcomes``, ``_compare``), the figures (``_figures``), and the
+(``_pauses``, ``_recall``, ``_outcomes``, ``_compare``), where each reply's latency goes
+(``_latency``), the context ablation against a twin run (``_ablation``), the figures
+(``_figures``), and the
 files: Markdown, CSV, a versioned ``results.json`` (``_write``) and a static HTML folder
 (``_html``, its rollout pages from ``_rollouts``, ``_pages``, ``_texts`` and ``_timeline``, each
 with a stereo file to listen to from ``_listen``), put together by :func:`build_report`.
@@ -11,19 +13,24 @@ with a stereo file to listen to from ``_listen``), put together by :func:`build_
 
 from pmc.report._aggregate import RESAMPLES, Value, bootstrap, metrics_for
 from pmc.report._data import RunData, load_run
+from pmc.report._latency import PARTS, LatencyParts, latency_parts, latency_table
 from pmc.report._main import FirstLook, MainRow, first_look, main_table, row
 from pmc.report._stage import build_report
 from pmc.report._write import main_tables, markdown, write_main_table
 
 __all__ = [
+    "PARTS",
     "RESAMPLES",
     "FirstLook",
+    "LatencyParts",
     "MainRow",
     "RunData",
     "Value",
     "bootstrap",
     "build_report",
     "first_look",
+    "latency_parts",
+    "latency_table",
     "load_run",
     "main_table",
     "main_tables",

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pmc.harness import HistoryMode
+from pmc.harness import HistorySource
 from pmc.points import PointKind
 from pmc.report._aggregate import RESAMPLES, reply_field, strict_correct
 from pmc.report._compare import paired_interval, with_interval
@@ -100,7 +100,7 @@ def sides(data: RunData, other: RunData) -> tuple[RunData, RunData] | None:
     """The base run and its ablated twin, where the two runs' histories differ."""
     if data.history is other.history:
         return None
-    if other.history is HistoryMode.FULL:
+    if other.history is HistorySource.FULL:
         return other, data
     return data, other
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pmc.errors import PmcError
-from pmc.harness import HistoryMode, Run, SystemEntry
+from pmc.harness import HistorySource, Run, SystemEntry
 from pmc.points import Point, PointKind, read_points
 from pmc.report._aggregate import scored
 from pmc.scoring import Score, read_scores
@@ -40,7 +40,7 @@ class RunData:
     scores: dict[str, list[Score]]
     unscored: tuple[str, ...] = ()
     entries: dict[str, SystemEntry] = field(default_factory=dict)
-    history: HistoryMode = HistoryMode.FULL
+    history: HistorySource = HistorySource.FULL
 
     def first(self, system: str, kind: PointKind) -> list[Score]:
         """Rollout 0 of every point of ``kind``, transport failures left out (paper 3.4)."""

@@ -9,9 +9,11 @@ from pmc.report._ablation import ablation_table, sides, write_ablation_figure
 from pmc.report._aggregate import RESAMPLES
 from pmc.report._channel import channel_table
 from pmc.report._compare import Side, paired_table, pairs_in_run, side
+from pmc.report._curve import curve_table, write_curve_figure
 from pmc.report._data import RunData, load_run
 from pmc.report._figures import write_figures
 from pmc.report._html import write_html
+from pmc.report._latency import latency_table
 from pmc.report._lead import write_summary_figure
 from pmc.report._main import main_table
 from pmc.report._outcomes import distribution_table, outcomes_table
@@ -49,6 +51,7 @@ def extended_tables(data: RunData, other: RunData | None, seed: int, resamples: 
         history_table(data),
         boundary_table(data),
         paired_table(comparison_pairs(data, other), seed, resamples),
+        latency_table(data, seed, resamples),
         agreement_table(data),
         outcomes_table(data),
         tercile_table(data),
@@ -78,6 +81,9 @@ def build_report(
     summary = summary_of(data, rows)
     summary_figure = None if summary is None else write_summary_figure(folder, data, summary)
     figures = write_figures(folder, data)
+    curve = write_curve_figure(folder, data)
+    figures += [] if curve is None else [curve]
+    tables += [t for t in (curve_table(data),) if t is not None]
     twins = None if other is None else sides(data, other)
     if twins is not None:
         tables.append(ablation_table(*twins, seed, resamples))

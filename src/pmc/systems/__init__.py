@@ -24,6 +24,7 @@ from pmc.systems._adapter import (
     AdapterFactory,
     EventKind,
     HistoryWord,
+    LatencyMark,
     Preload,
     ReferenceReply,
     ReferenceRow,
@@ -60,6 +61,13 @@ from pmc.systems._extras import extra_installed
 from pmc.systems._hosted import HistoryMode, history_channel
 from pmc.systems._local import LocalAdapter
 from pmc.systems._params import NoParams, ParamError, accepted_params
+from pmc.systems._replay import (
+    CascadeSetting,
+    ReplayedReply,
+    ReplyShape,
+    heard_windows,
+)
+from pmc.systems._replay import replay as replay_cascade
 from pmc.systems._websocket import MAX_MESSAGE_BYTES, OPEN_TIMEOUT_S, WebsocketAdapter
 from pmc.systems._websocket_pcm import WebsocketPcmAdapter
 
@@ -75,16 +83,20 @@ __all__ = [
     "CardFile",
     "CardNeeds",
     "CardShadowWarning",
+    "CascadeSetting",
     "EventKind",
     "Family",
     "HistoryMode",
     "HistoryWord",
+    "LatencyMark",
     "LocalAdapter",
     "NoParams",
     "ParamError",
     "Preload",
     "ReferenceReply",
     "ReferenceRow",
+    "ReplayedReply",
+    "ReplyShape",
     "RetryReason",
     "SystemAdapter",
     "SystemCard",
@@ -102,10 +114,12 @@ __all__ = [
     "extra_installed",
     "find_card",
     "find_cards",
+    "heard_windows",
     "history_channel",
     "load_card",
     "reference_row_of",
     "register_adapter",
+    "replay_cascade",
     "unknown_names",
     "unknown_signal",
 ]

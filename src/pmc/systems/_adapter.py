@@ -8,7 +8,7 @@ the client, taken on receipt, before any parsing.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar
@@ -33,6 +33,18 @@ class EventKind(StrEnum):
     SIGNAL = "signal"
     """A protocol event worth keeping (speech started, committed, response done...)."""
     ERROR = "error"
+
+
+class LatencyMark(StrEnum):
+    """A moment inside a reply's latency that a system's own signal marks.
+
+    The report splits each latency at them (docs/architecture.md "Latency parts").
+    """
+
+    ENDPOINTED = "endpointed"
+    """Its endpointer decided the turn had ended (speech stopped, committed, a verdict)."""
+    REQUESTED = "requested"
+    """The reply was asked for, after a wait the protocol makes (Grok's settle after commit)."""
 
 
 @dataclass(frozen=True)
@@ -248,6 +260,15 @@ class SystemAdapter(ABC):
         Called before any real-time stream starts: loading a model while streams run would
         starve them of the processor.
         """
+
+    @classmethod
+    def latency_mark(cls, detail: Mapping[str, Any]) -> LatencyMark | None:
+        """What moment of a reply's latency a signal the trace kept marks, if any.
+
+        None by default: a system that reports neither its endpointer's decision nor its
+        reply's request has its latency split at the first audio message and sample only.
+        """
+        return None
 
     @classmethod
     def reference_row(cls, card: SystemCard) -> ReferenceRow | None:

@@ -28,7 +28,7 @@ from pmc.asr import Transcriber, create_transcriber
 from pmc.audio import SAMPLE_RATE, FloatArray, resample
 from pmc.clock import NS_PER_S, Clock
 from pmc.errors import PmcError
-from pmc.systems._adapter import EventKind, adapter_params, register_adapter
+from pmc.systems._adapter import EventKind, LatencyMark, adapter_params, register_adapter
 from pmc.systems._baselines import CHUNK_S, spoken
 from pmc.systems._card import SystemCard
 from pmc.systems._local import LocalAdapter
@@ -55,6 +55,8 @@ INTERRUPT_MS = 200
 default interruption, which stops the bot when its VAD reports the user started speaking, after
 ``VADParams.start_secs`` of 0.2 s (docs/architecture.md "Systems")."""
 
+ENDPOINTED = "endpointed"
+"""The signal the cascade records when its silence window closes on the turn."""
 REPLY_TEXT = "I see. Tell me more about that."
 """What the system says when it has nothing to quote."""
 
@@ -295,6 +297,11 @@ class EndpointerCascade(LocalAdapter):
         self._replying = False
 
     @classmethod
+    def latency_mark(cls, detail: Mapping[str, Any]) -> LatencyMark | None:
+        """Its silence window closing on the turn (the ``endpointed`` signal)."""
+        return LatencyMark.ENDPOINTED if detail.get("type") == ENDPOINTED else None
+
+    @classmethod
     def prepare(cls, card: SystemCard) -> None:
         """Load the VAD, the recogniser and the voice once per process."""
         load_model()
@@ -319,6 +326,7 @@ class EndpointerCascade(LocalAdapter):
         self._utterance.append(frame)
         for probability in probabilities:
             if self.endpointer.feed(float(probability)):
+                self.emit(EventKind.SIGNAL, detail={"type": ENDPOINTED})
                 utterance = np.concatenate(self._utterance)
                 self._utterance = []
                 self._replying = True

@@ -25,7 +25,7 @@ import signal
 import struct
 import sys
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -38,6 +38,7 @@ from pmc.clock import NS_PER_S, Clock
 from pmc.errors import PmcError
 from pmc.systems._adapter import (
     EventKind,
+    LatencyMark,
     Preload,
     SystemAdapter,
     SystemEvent,
@@ -54,6 +55,8 @@ HEADER = struct.Struct(">I")
 MAX_MESSAGE_BYTES = 1 << 20
 """LiveKit's own limit on one console message."""
 LISTENING = "AS_LISTENING"
+THINKING = "AS_THINKING"
+"""The agent's state once its turn rule has ended the user's turn and it starts its reply."""
 INSTALL_HINT = "pip install 'pmc[livekit]'"
 BUNDLED_AGENT = Path(__file__).with_name("_livekit_agent.py")
 """pmc's own agent file (the bundled cards): Silero, a turn rule, the cascade's reply."""
@@ -104,6 +107,13 @@ class LiveKitConsole(SystemAdapter):
     EXTRA = "livekit"
     SENDS_TEXT = False  # audio frames only; transcripts come as events where the agent has them
     PARAMS: ClassVar[type[Any]] = LiveKitParams
+
+    @classmethod
+    def latency_mark(cls, detail: Mapping[str, Any]) -> LatencyMark | None:
+        """The agent turning to thinking: its turn rule ended the user's turn."""
+        changed = detail.get("agentStateChanged", {})
+        return LatencyMark.ENDPOINTED if changed.get("newState") == THINKING else None
+
     params: LiveKitParams
 
     def __init__(self, card: SystemCard, clock: Clock) -> None:

@@ -22,7 +22,7 @@ import functools
 import importlib
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -33,7 +33,7 @@ import soxr
 from pmc.audio import FloatArray, to_pcm16
 from pmc.clock import NS_PER_S, Clock, VirtualClock
 from pmc.errors import PmcError
-from pmc.systems._adapter import EventKind, adapter_params, register_adapter
+from pmc.systems._adapter import EventKind, LatencyMark, adapter_params, register_adapter
 from pmc.systems._card import SystemCard
 from pmc.systems._endpointer import REPLY_TEXT, number, speak_reply, voiced, warm_asr
 from pmc.systems._local import LocalAdapter
@@ -197,6 +197,14 @@ class SmartTurnCascade(LocalAdapter):
         self._turn: Any = None
         self._vad_state: Any = None
         self._modules: dict[str, Any] = {}
+
+    @classmethod
+    def latency_mark(cls, detail: Mapping[str, Any]) -> LatencyMark | None:
+        """Smart Turn's verdict that the turn is complete, or its silence fallback."""
+        complete = detail.get("type") == "smart_turn" and detail.get("complete") is True
+        if complete or detail.get("type") == "smart_turn_timeout":
+            return LatencyMark.ENDPOINTED
+        return None
 
     @classmethod
     def prepare(cls, card: SystemCard) -> None:

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from pmc.clock import NS_PER_S, Clock
 from pmc.systems._adapter import EventKind, Preload, SystemEvent, register_adapter
 from pmc.systems._card import SystemCard
-from pmc.systems._hosted._openai import RealtimeEvents, RealtimeParams
+from pmc.systems._hosted._openai import RESPONSE_REQUESTED, RealtimeEvents, RealtimeParams
 
 COMMIT_SETTLE_S = 0.5
 """Wait after ``input_audio_buffer.committed`` before asking for a response (paper App. C)."""
@@ -108,7 +108,7 @@ class GrokVoice(RealtimeEvents):
         self.emit(
             EventKind.SIGNAL,
             detail={
-                "type": "pmc.response_requested",
+                "type": RESPONSE_REQUESTED,
                 "committed": committed_ns is not None,
                 "commit_to_committed_ms": (
                     None if committed_ns is None else round((committed_ns - commit_ns) / 1e6, 3)

@@ -16,6 +16,7 @@ that response's audio, and tells the server how much of the item was heard with
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -23,6 +24,7 @@ from pmc.audio import FloatArray
 from pmc.clock import Clock
 from pmc.systems._adapter import (
     EventKind,
+    LatencyMark,
     Preload,
     RetryReason,
     SystemEvent,
@@ -63,6 +65,11 @@ SERVER_EVENTS = frozenset(
 """Every server event of the GA API (the ``openai`` package's ``RealtimeServerEvent`` union),
 then the beta names of the audio and text events. Anything else is an event the API added since:
 kept in the trace as a signal and counted, never fatal by itself."""
+ENDPOINTED_EVENTS = frozenset({"input_audio_buffer.speech_stopped", "input_audio_buffer.committed"})
+"""Server events that mark the endpointer's decision: its VAD heard speech stop, or the buffer
+was committed (the harness's end of input at turn ends, or the VAD's own commit)."""
+RESPONSE_REQUESTED = "pmc.response_requested"
+"""The signal an adapter records when it asks for the reply after a protocol wait (Grok)."""
 RATE_LIMIT_CODES = frozenset({"rate_limit_exceeded", "rate_limit_error", "too_many_requests"})
 """``error`` codes or types that mean the account is over its rate limit: try again later."""
 OVERLOAD_CODES = frozenset({"server_error", "overloaded", "server_overloaded", "unavailable"})
@@ -110,6 +117,16 @@ class RealtimeEvents(HostedAdapter):
     SERVER_EVENTS: ClassVar[frozenset[str]] = SERVER_EVENTS
     HEARS_WHILE_SPEAKING = True  # listen() turns the card's turn detection back on
     PARAMS: ClassVar[type[Any]] = RealtimeParams
+
+    @classmethod
+    def latency_mark(cls, detail: Mapping[str, Any]) -> LatencyMark | None:
+        """Its VAD's ``speech_stopped``, or ``committed`` where the harness ended the turn."""
+        if detail.get("type") in ENDPOINTED_EVENTS:
+            return LatencyMark.ENDPOINTED
+        if detail.get("type") == RESPONSE_REQUESTED:
+            return LatencyMark.REQUESTED
+        return None
+
     params: RealtimeParams
 
     def __init__(self, card: SystemCard, clock: Clock) -> None:

@@ -252,6 +252,8 @@ class SessionRecord:
         received: Types (or fields) of every client message, in order.
         violations: Client messages that were not well-formed events of the dialect.
         speech: ``(started_s, stopped_s)`` VAD decisions: where speech started and ended.
+        speech_sent: Each VAD event (``started`` or ``stopped``) and when the fake sent it, on
+            the stream clock: the moment a client can know the decision.
         answers: The answers given.
         history_turns: Turns received as history.
         history: Each history turn, text or audio, in the order received.
@@ -273,6 +275,7 @@ class SessionRecord:
     received: list[str] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
     speech: list[tuple[str, float]] = field(default_factory=list)
+    speech_sent: list[tuple[str, float]] = field(default_factory=list)
     answers: list[AnswerRecord] = field(default_factory=list)
     history_turns: int = 0
     history: list[HistoryItem] = field(default_factory=list)

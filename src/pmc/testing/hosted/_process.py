@@ -58,12 +58,13 @@ def _behaviour_from(data: dict[str, Any]) -> FakeBehaviour:
     return FakeBehaviour(**{**data, "delta_bytes": tuple(data["delta_bytes"])})
 
 
-_NESTED = ("answers", "speech", "history")
+_NESTED = ("answers", "speech", "speech_sent", "history")
 
 
 def _record_from(data: dict[str, Any]) -> SessionRecord:
     record = SessionRecord(**{k: v for k, v in data.items() if k not in _NESTED})
     record.speech = [(str(change), float(at)) for change, at in data["speech"]]
+    record.speech_sent = [(str(change), float(at)) for change, at in data["speech_sent"]]
     record.answers = [AnswerRecord(**answer) for answer in data["answers"]]
     record.history = [
         HistoryItem(h["role"], h["text"], base64.b64decode(h["pcm"]), h["rate"])

@@ -226,6 +226,7 @@ class FakeSession(ABC):
                 continue
             if event.change is Change.STARTED:
                 await self._speech_started()
+            self.record.speech_sent.append((event.change.value, round(self.stream_s(), 6)))
             await self.send_speech(event)
             if event.change is Change.STARTED:
                 self._stop_sent()

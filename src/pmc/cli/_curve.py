@@ -1,0 +1,85 @@
+"""``pmc curve``: a local endpointer's trade-off curve, its settings swept by replay."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from pmc.cli._run import load_cards
+from pmc.cli._ui import (
+    command_line,
+    next_step,
+    out,
+    progress_bar,
+    systems_dir_option,
+    workdir_option,
+)
+from pmc.curves import DEFAULT_SILENCE_MS, Curve, curve_path, sweep
+
+
+def _numbers(text: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not a comma-separated list of numbers") from None
+
+
+@click.command("curve")
+@workdir_option
+@click.option(
+    "--system",
+    "system",
+    default="endpointer-300",
+    show_default=True,
+    metavar="CARD",
+    help="An endpointer-cascade card to sweep (its other settings are held).",
+)
+@systems_dir_option
+@click.option(
+    "--silence-ms",
+    default=",".join(f"{ms:g}" for ms in DEFAULT_SILENCE_MS),
+    show_default=True,
+    help="The silence windows to replay, comma-separated.",
+)
+@click.option(
+    "--threshold",
+    default="",
+    help="Silero speech thresholds, comma-separated: a curve per threshold (default: the "
+    "card's own).",
+)
+def curve_command(
+    workdir: Path, system: str, systems_dir: Path | None, silence_ms: str, threshold: str
+) -> None:
+    """Sweep an endpointer's silence window over the pause and turn-end points, deciding only.
+
+    Each point's live audio is heard once by the card's VAD; every setting then replays the
+    cascade's endpoints and replies on it without recognising or voicing anything, so twenty
+    settings cost about what one run of the card costs. Writes WORKDIR/curves/CARD.json and
+    .csv: per setting, the hold rate at pauses and the median turn-end decision latency; the
+    report of any run on these points draws the curve with the run's own systems on it.
+    """
+    (card,) = load_cards((system,), systems_dir)
+    with progress_bar(f"replaying {card.name}'s decisions") as start:
+        curve = sweep(workdir, card, _numbers(silence_ms), _numbers(threshold), start)
+    show_curve(curve)
+    out.print(f"curve: {curve_path(workdir, card.name)}", soft_wrap=True)
+    next_step(
+        command_line("pmc", "report", "--run", workdir / "runs" / "<run_id>"),
+        why="draw it beside a run's systems",
+    )
+
+
+def show_curve(curve: Curve) -> None:
+    """The curve as a table: one row per setting."""
+    table = Table(title=f"Trade-off curve of {curve.card}", title_justify="left")
+    for name in ("silence ms", "threshold", "hold rate", "decision latency s", "cards"):
+        table.add_column(name, justify="left" if name == "cards" else "right")
+    for s in curve.settings:
+        rate = "-" if s.hold_rate is None else f"{s.hold_rate:.2f} ({s.held}/{s.pauses})"
+        latency = "-" if s.decision_latency_s is None else f"{s.decision_latency_s:.3f}"
+        table.add_row(f"{s.silence_ms:g}", f"{s.threshold:g}", rate, latency, " ".join(s.cards))
+    out.print(table)
+    if curve.person_latency_s is not None:
+        out.print(f"the person: holds every pause; median gap {curve.person_latency_s:.3f} s")

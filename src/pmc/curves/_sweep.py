@@ -1,0 +1,181 @@
+"""Sweep a local endpointer's settings over a working directory's points, deciding only.
+
+Each pause and turn-end point's live stream (and a silent tail, as the harness streams after
+it) is heard once; every setting then replays the cascade's decisions on it
+(:func:`pmc.systems.replay_cascade`) without recognising or voicing anything
+(docs/architecture.md "Trade-off curves").
+"""
+
+from __future__ import annotations
+
+import csv
+import io as text_io
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from pmc import io
+from pmc.curves._types import CURVES_DIR, Curve, CurvePoint
+from pmc.errors import PmcError
+from pmc.harness import live_for
+from pmc.points import MANIFEST_FILE, Point, PointKind, points_dir, read_points
+from pmc.progress import Start
+from pmc.systems import (
+    CascadeSetting,
+    ReplayedReply,
+    ReplyShape,
+    SystemCard,
+    bundled_cards,
+    heard_windows,
+    load_card,
+    replay_cascade,
+)
+
+SWEPT_ADAPTER = "endpointer-cascade"
+"""The adapter whose decisions depend only on its input and can be replayed."""
+DEFAULT_SILENCE_MS = tuple(float(ms) for ms in range(100, 2001, 100))
+"""Twenty silence windows, 0.1 to 2 s, through both bundled endpointer cards (300, 500 ms)."""
+MIN_WORDS_S = 0.25
+"""Reply speech shorter than this inside a pause carries no word scoring finds (the hosted
+end-to-end tests' bound: an answer heard under 0.25 s has no words), so it takes no pause."""
+TAIL_MARGIN_S = 1.0
+"""Silence streamed after the live audio beyond the longest window, reply latency and reply:
+every setting's endpoint after a turn end falls inside it."""
+
+
+def took_pause(replies: Sequence[ReplayedReply], start_s: float, end_s: float) -> bool:
+    """Whether any reply spoke words inside the pause ``[start_s, end_s)`` (stream clock)."""
+    return any(
+        r.ends_s - r.speech_s >= MIN_WORDS_S and r.speech_s < end_s and r.ends_s > start_s
+        for r in replies
+    )
+
+
+def decision_after(replies: Sequence[ReplayedReply], boundary_s: float) -> float | None:
+    """The first endpoint at or after the turn end, as a delay after it."""
+    later = [r.decided_s - boundary_s for r in replies if r.decided_s >= boundary_s - 1e-9]
+    return min(later, default=None)
+
+
+def _cards_at(setting: CascadeSetting, base: SystemCard) -> tuple[str, ...]:
+    """Bundled cards of the swept adapter that are the base card at ``setting``."""
+    out = []
+    for path in sorted(bundled_cards().glob("*.toml")):
+        card = load_card(path)
+        if card.adapter != base.adapter or card.params != base.params:
+            continue
+        if CascadeSetting.of_card(card) == setting:
+            out.append(card.name)
+    return tuple(out)
+
+
+def sweep(
+    workdir: Path,
+    card: SystemCard,
+    silence_ms: Sequence[float] = DEFAULT_SILENCE_MS,
+    thresholds: Sequence[float] = (),
+    start: Start | None = None,
+) -> Curve:
+    """The curve of ``card`` over ``silence_ms`` (and ``thresholds``; default: the card's own)."""
+    if card.adapter != SWEPT_ADAPTER:
+        raise PmcError(
+            f"system card {card.name}: only {SWEPT_ADAPTER} cards can be swept by replay "
+            f"(their decisions depend on the input alone); this one is {card.adapter}"
+        )
+    if not silence_ms or any(ms <= 0 for ms in silence_ms):
+        raise PmcError("every silence window must be more than 0 ms")
+    base = CascadeSetting.of_card(card)
+    settings = [
+        CascadeSetting(float(ms), float(t), base.min_speech_ms)
+        for t in (thresholds or (base.threshold,))
+        for ms in silence_ms
+    ]
+    reply = ReplyShape.of_card(card)
+    tail_s = max(silence_ms) / 1000 + reply.latency_s + reply.length_s + TAIL_MARGIN_S
+    points = [p for p in read_points(workdir) if p.kind in (PointKind.PAUSE, PointKind.TURN_END)]
+    if not points:
+        raise PmcError(f"{points_dir(workdir)}: no pause or turn-end points to sweep over")
+    held = [0] * len(settings)
+    decided: list[list[float]] = [[] for _ in settings]
+    frame_s = card.frame_ms / 1000
+    advance = start(len(points)) if start else (lambda: None)
+    for point in points:
+        windows = heard_windows(live_for(points_dir(workdir), point), card, tail_s)
+        for i, setting in enumerate(settings):
+            replies = replay_cascade(windows, frame_s, setting, reply)
+            if point.kind is PointKind.PAUSE:
+                held[i] += not took_pause(
+                    replies, point.boundary_stream_s, point.boundary_end_stream_s
+                )
+            elif (delay := decision_after(replies, point.boundary_stream_s)) is not None:
+                decided[i].append(delay)
+        advance()
+    pauses = sum(p.kind is PointKind.PAUSE for p in points)
+    ends = len(points) - pauses
+    curve = Curve(
+        card.name,
+        card.adapter,
+        io.sha256_file(points_dir(workdir) / MANIFEST_FILE),
+        tuple(
+            CurvePoint(
+                s.silence_ms,
+                s.threshold,
+                pauses,
+                held[i],
+                ends,
+                len(decided[i]),
+                float(np.median(decided[i])) if decided[i] else None,
+                _cards_at(s, card),
+            )
+            for i, s in enumerate(settings)
+        ),
+        _person_latency(points),
+    )
+    write_curve(workdir, curve)
+    return curve
+
+
+def _person_latency(points: Sequence[Point]) -> float | None:
+    gaps = [
+        p.reply_start_conv_s - p.boundary_conv_s
+        for p in points
+        if p.kind is PointKind.TURN_END and p.reply_start_conv_s is not None
+    ]
+    return float(np.median(gaps)) if gaps else None
+
+
+def curve_path(workdir: Path, card: str) -> Path:
+    """Where a card's curve is kept."""
+    return workdir / CURVES_DIR / f"{card}.json"
+
+
+def write_curve(workdir: Path, curve: Curve) -> Path:
+    """Write ``curves/<card>.json`` and a CSV beside it; return the JSON's path."""
+    path = curve_path(workdir, curve.card)
+    io.write_json(path, curve.to_dict())
+    buffer = text_io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    columns = list(CurvePoint.__dataclass_fields__)
+    writer.writerow([*columns[:4], "hold_rate", *columns[4:]])
+    for s in curve.settings:
+        row = s.to_dict()
+        writer.writerow(
+            [
+                row[c] if c != "cards" else " ".join(row[c])
+                for c in (*columns[:4], "hold_rate", *columns[4:])
+            ]
+        )
+    io.write_bytes(path.with_suffix(".csv"), buffer.getvalue().encode())
+    return path
+
+
+def read_curves(workdir: Path) -> list[Curve]:
+    """Every curve kept for a working directory's current points."""
+    folder = workdir / CURVES_DIR
+    manifest = points_dir(workdir) / MANIFEST_FILE
+    if not folder.is_dir() or not manifest.exists():
+        return []
+    digest = io.sha256_file(manifest)
+    curves = [Curve.from_dict(io.read_json(p)) for p in sorted(folder.glob("*.json"))]
+    return [c for c in curves if c.points_manifest_sha256 == digest]
