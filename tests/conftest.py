@@ -77,6 +77,7 @@ WAITING_MODULES = (
     "tests/systems/test_vllm_omni.py",
     "tests/systems/test_livekit.py",
     "tests/systems/test_semantic_eagerness.py",
+    "tests/curves/test_detector.py",
 )
 """Modules that mostly wait on real-time streams (about 280 s of waiting for 50 CPU-seconds on
 2 cores), marked ``waiting``: ``make test`` runs them in a pytest of their own beside the

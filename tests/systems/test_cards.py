@@ -30,6 +30,7 @@ def test_bundled_cards_load() -> None:
         "gpt-realtime-300",
         "gpt-realtime-300-audio-history",
         "gpt-realtime-500",
+        "gpt-realtime-detector",
         "gpt-realtime-semantic-auto-all",
         "gpt-realtime-semantic-high-all",
         "gpt-realtime-semantic-low",
@@ -72,7 +73,7 @@ def test_bundled_cards_load() -> None:
 
 def test_every_bundled_card_reads_back_from_what_a_rollout_records() -> None:
     cards = [load_card(p) for p in sorted(SYSTEMS.glob("*.toml"))]
-    assert len(cards) == 36
+    assert len(cards) == 37
     for card in cards:
         assert SystemCard.from_dict(card.to_dict()) == card
 

@@ -16,7 +16,15 @@ from pmc.cli._ui import (
     systems_dir_option,
     workdir_option,
 )
-from pmc.curves import DEFAULT_SILENCE_MS, Curve, curve_path, sweep
+from pmc.curves import (
+    DEFAULT_SILENCE_MS,
+    Curve,
+    curve_path,
+    detector_sweep,
+    is_detector,
+    sweep,
+    write_curve,
+)
 
 
 def _numbers(text: str) -> tuple[float, ...]:
@@ -61,8 +69,15 @@ def curve_command(
     report of any run on these points draws the curve with the run's own systems on it.
     """
     (card,) = load_cards((system,), systems_dir)
-    with progress_bar(f"replaying {card.name}'s decisions") as start:
-        curve = sweep(workdir, card, _numbers(silence_ms), _numbers(threshold), start)
+    if is_detector(card):
+        with progress_bar(f"{card.name}'s VAD events, a session per setting") as start:
+            curve, _ = detector_sweep(
+                workdir, card, _numbers(silence_ms), _numbers(threshold), start
+            )
+        write_curve(workdir, curve)
+    else:
+        with progress_bar(f"replaying {card.name}'s decisions") as start:
+            curve = sweep(workdir, card, _numbers(silence_ms), _numbers(threshold), start)
     show_curve(curve)
     out.print(f"curve: {curve_path(workdir, card.name)}", soft_wrap=True)
     next_step(

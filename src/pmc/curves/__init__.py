@@ -4,6 +4,7 @@ A local endpointer's settings are swept by replaying its decisions on the points
 generating replies (docs/architecture.md "Trade-off curves").
 """
 
+from pmc.curves._detector import DETECTOR_ADAPTERS, detector_sweep, is_detector
 from pmc.curves._sweep import (
     DEFAULT_SILENCE_MS,
     SWEPT_ADAPTER,
@@ -20,11 +21,14 @@ __all__ = [
     "CURVES_DIR",
     "CURVE_SCHEMA_VERSION",
     "DEFAULT_SILENCE_MS",
+    "DETECTOR_ADAPTERS",
     "SWEPT_ADAPTER",
     "Curve",
     "CurvePoint",
     "curve_path",
     "decision_after",
+    "detector_sweep",
+    "is_detector",
     "read_curves",
     "sweep",
     "took_pause",

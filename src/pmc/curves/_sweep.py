@@ -130,13 +130,14 @@ def sweep(
             )
             for i, s in enumerate(settings)
         ),
-        _person_latency(points),
+        person_latency(points),
     )
     write_curve(workdir, curve)
     return curve
 
 
-def _person_latency(points: Sequence[Point]) -> float | None:
+def person_latency(points: Sequence[Point]) -> float | None:
+    """The person's median gap at the turn ends of ``points`` (they hold every pause)."""
     gaps = [
         p.reply_start_conv_s - p.boundary_conv_s
         for p in points

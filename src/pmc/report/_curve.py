@@ -20,6 +20,7 @@ from pmc.report._data import RunData
 from pmc.report._figures import DPI, FIGURES_DIR
 from pmc.report._latency import decisions
 from pmc.report._pauses import takeover
+from pmc.systems import Family, SystemCard
 from pmc.table import Figure, Table, new_plot, write_png
 
 
@@ -45,8 +46,15 @@ def _on_curves(data: RunData, curves: list[Curve]) -> list[Measured]:
     return [
         measured(data, s)
         for s in data.systems
-        if data.references[s] is None and data.cards[s].adapter in adapters
+        if data.references[s] is None
+        and data.cards[s].adapter in adapters
+        and _decides_turn_ends(data.cards[s])
     ]
+
+
+def _decides_turn_ends(card: SystemCard) -> bool:
+    """Whether the card's own endpointer decides at turn ends (not the harness's commit)."""
+    return card.family is Family.LOCAL or card.endpoints_everywhere
 
 
 def _rounded(value: float | None) -> float | None:

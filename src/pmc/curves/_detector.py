@@ -1,0 +1,133 @@
+"""A hosted API's trade-off curve from its own VAD events, with no reply generated.
+
+A detector-only card keeps the API's turn detection on at every point and asks it never to
+answer (``create_response`` and ``interrupt_response`` false, ``params.endpointing = "all"``):
+the API still reports where it heard speech start and stop. One variant of the card per
+setting is run at the pause and turn-end points; a pause is held where no ``speech_stopped``
+came inside it, and the decision latency is the first after the turn end
+(docs/architecture.md "Trade-off curves").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pmc import io
+from pmc.curves._sweep import person_latency
+from pmc.curves._types import Curve, CurvePoint
+from pmc.errors import PmcError
+from pmc.harness import TRACE_FILE, Run, RunSettings, run_rollouts, runs_dir
+from pmc.points import MANIFEST_FILE, Point, PointKind, points_dir, read_points
+from pmc.progress import Start
+from pmc.systems import SystemCard
+
+DETECTOR_ADAPTERS = ("openai-realtime", "grok-voice", "openai-compatible")
+"""Adapters whose APIs report their VAD's decisions as events (OpenAI's event vocabulary)."""
+SPEECH_STOPPED = "input_audio_buffer.speech_stopped"
+"""The event in which the API says its VAD heard speech stop: its endpointer's decision."""
+SILENCE_KEY = "silence_duration_ms"
+THRESHOLD_KEY = "threshold"
+
+
+def is_detector(card: SystemCard) -> bool:
+    """Whether ``card`` is a detector-only card: events, never a generated answer."""
+    turns = card.turn_detection
+    return (
+        card.adapter in DETECTOR_ADAPTERS
+        and turns.get("create_response") is False
+        and card.endpoints_everywhere
+    )
+
+
+def variant(card: SystemCard, silence_ms: float, threshold: float | None) -> SystemCard:
+    """The card at one setting, named after it, at the pause and turn-end points only."""
+    turns = {**card.turn_detection, SILENCE_KEY: silence_ms}
+    name = f"{card.name}-{silence_ms:g}ms"
+    if threshold is not None:
+        turns[THRESHOLD_KEY] = threshold
+        name += f"-t{threshold:g}"
+    return dataclasses.replace(
+        card, name=name, turn_detection=turns, point_kinds=("pause", "turn_end")
+    )
+
+
+def detector_sweep(
+    workdir: Path,
+    card: SystemCard,
+    silence_ms: Sequence[float],
+    thresholds: Sequence[float] = (),
+    start: Start | None = None,
+) -> tuple[Curve, list[SystemCard]]:
+    """Run a variant of the detector card per setting; the curve from their events.
+
+    The variants' rollouts go to ``runs/curve-<card>`` (a rerun resumes them).
+    """
+    if not is_detector(card):
+        raise PmcError(
+            f"system card {card.name}: a hosted card is swept from its own VAD events only in "
+            f"detector mode ([turn_detection] create_response = false, [params] endpointing = "
+            f'"all") on {", ".join(DETECTOR_ADAPTERS)}'
+        )
+    if card.turn_detection.get("type") != "server_vad":
+        raise PmcError(
+            f"system card {card.name}: only server_vad's silence window can be swept "
+            f"(turn_detection.type is {card.turn_detection.get('type')!r})"
+        )
+    variants = [variant(card, float(ms), t) for t in (thresholds or (None,)) for ms in silence_ms]
+    run_id = f"curve-{card.name}"
+    run_rollouts(workdir, variants, RunSettings(run_id), start)
+    run = Run(runs_dir(workdir) / run_id)
+    points = [p for p in read_points(workdir) if p.kind in (PointKind.PAUSE, PointKind.TURN_END)]
+    settings = []
+    for v in variants:
+        held = pauses = 0
+        decided: list[float] = []
+        for point in points:
+            path = run.rollout_dir(v.name, point.point_id, 0) / TRACE_FILE
+            if not path.exists():
+                continue  # a failed rollout: rerun the command to retry it
+            stops = _stops(io.read_json(path), point)
+            if point.kind is PointKind.PAUSE:
+                pauses += 1
+                held += not any(0.0 <= s < _pause_s(point) for s in stops)
+            elif later := [s for s in stops if s >= 0.0]:
+                decided.append(min(later))
+        turns = v.turn_detection
+        settings.append(
+            CurvePoint(
+                float(turns[SILENCE_KEY]),
+                float(turns.get(THRESHOLD_KEY, 0.5)),
+                pauses,
+                held,
+                sum(p.kind is PointKind.TURN_END for p in points),
+                len(decided),
+                float(np.median(decided)) if decided else None,
+            )
+        )
+    curve = Curve(
+        card.name,
+        card.adapter,
+        io.sha256_file(points_dir(workdir) / MANIFEST_FILE),
+        tuple(settings),
+        person_latency(points),
+    )
+    return curve, variants
+
+
+def _pause_s(point: Point) -> float:
+    return point.boundary_end_stream_s - point.boundary_stream_s
+
+
+def _stops(trace: dict[str, Any], point: Point) -> list[float]:
+    """The API's ``speech_stopped`` events in a trace, as delays after the point's boundary."""
+    t0 = int(trace["t0_ns"])
+    return [
+        (int(o["arrival_ns"]) - t0) / 1e9 - point.boundary_stream_s
+        for o in trace.get("outputs", [])
+        if o["kind"] == "signal" and o["detail"].get("type") == SPEECH_STOPPED
+    ]

@@ -1,0 +1,83 @@
+"""A hosted API's trade-off curve from its own VAD events, against the fake's known endpointer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pmc import io
+from pmc.curves import detector_sweep, is_detector
+from pmc.errors import PmcError
+from pmc.harness import TRACE_FILE, Run, runs_dir
+from pmc.points import PointKind
+from pmc.systems import bundled_cards, find_card
+from pmc.testing.hosted import Dialect
+from pmc.testing.points import write_points
+from tests.systems.conftest import KEY, endpoint_on, fakes_for, held_off_s, load, session_of
+
+NAME = "gpt-realtime-detector"
+WINDOWS_MS = (300.0, 1500.0)
+"""Shorter and longer than the test points' 1 s pause."""
+
+
+def test_the_bundled_detector_card_never_answers() -> None:
+    card = find_card(NAME, bundled_cards())
+    assert is_detector(card)
+    assert card.turn_detection["create_response"] is False
+    assert card.turn_detection["interrupt_response"] is False
+    assert not is_detector(find_card("gpt-realtime-300", bundled_cards()))
+
+
+def test_each_setting_decides_where_the_fake_did_and_nobody_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    points = {p.point_id: p for p in write_points(tmp_path / "w")}
+    workdir = tmp_path / "w"
+    with fakes_for([NAME], dialects={NAME: Dialect.OPENAI}) as fakes:
+        fake = fakes[Dialect.OPENAI]
+        card = load(NAME, endpoint_on(NAME, fake.url), tmp_path)
+        assert card.api_key_env
+        monkeypatch.setenv(card.api_key_env, KEY)
+        curve, variants = detector_sweep(workdir, card, WINDOWS_MS)
+        run = Run(runs_dir(workdir) / f"curve-{NAME}")
+        short, long = curve.settings
+        assert (short.silence_ms, long.silence_ms) == WINDOWS_MS
+        # The 1 s pause: the 300 ms window decides inside it, the 1.5 s one does not.
+        assert (short.pauses, short.held, long.held) == (1, 0, 1)
+        assert short.decided == long.decided == short.turn_ends == 2
+        for v in variants:
+            assert v.point_kinds == ("pause", "turn_end")
+            for pid, point in points.items():
+                if point.kind not in (PointKind.PAUSE, PointKind.TURN_END):
+                    continue
+                trace = io.read_json(run.rollout_dir(v.name, pid, 0) / TRACE_FILE)
+                record = fake.session(session_of(trace))
+                assert record.answers == [] and record.endpointing, (v.name, pid)
+                assert not any(o["kind"] == "audio" for o in trace["outputs"]), (v.name, pid)
+        # Each median decision is where the fake sent its speech_stopped after the turn end.
+        for setting, v in zip(curve.settings, variants, strict=True):
+            delays = []
+            for pid, point in points.items():
+                if point.kind is not PointKind.TURN_END:
+                    continue
+                trace = io.read_json(run.rollout_dir(v.name, pid, 0) / TRACE_FILE)
+                record = fake.session(session_of(trace))
+                assert record.origin_ns is not None
+                shift = (record.origin_ns - int(trace["t0_ns"])) / 1e9 - point.boundary_stream_s
+                sent = [at + shift for change, at in record.speech_sent if change == "stopped"]
+                delays.append((min(s for s in sent if s >= 0.0), held_off_s(trace)))
+            expected = sorted(d for d, _ in delays)
+            median = (expected[0] + expected[1]) / 2
+            bound = 0.003 + max(late for _, late in delays)
+            assert setting.decision_latency_s is not None
+            assert abs(setting.decision_latency_s - median) <= bound, (setting, delays)
+        # The windows differ by 1.2 s, and so do the decisions (to the fake's 20 ms window).
+        assert long.decision_latency_s is not None and short.decision_latency_s is not None
+        assert long.decision_latency_s - short.decision_latency_s == pytest.approx(1.2, abs=0.021)
+
+
+def test_a_card_that_answers_is_not_swept_from_events(tmp_path: Path) -> None:
+    write_points(tmp_path)
+    with pytest.raises(PmcError, match="detector mode"):
+        detector_sweep(tmp_path, find_card("gpt-realtime-300", bundled_cards()), (300.0,))
