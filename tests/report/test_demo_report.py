@@ -35,6 +35,7 @@ TABLES = {
     "recall_scorer_agreement",
     "exceptional_outcomes",
     "takeover_by_curation_tercile",
+    "latency_parts",
 }
 FIGURES = {
     "pauses",

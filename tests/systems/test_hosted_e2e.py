@@ -32,7 +32,6 @@ from pmc.points import Point, PointKind, read_points
 from pmc.report import latency_parts, load_run
 from pmc.scoring import PauseOutcome, Score, ScoreStatus, read_scores
 from pmc.testing.hosted import Dialect, FakeBehaviour, FakeProcess, SessionRecord, fake_process
-from pmc.testing.hosted._behaviour import COMMIT_DELAY_MS
 from tests.systems.conftest import HOSTED, card_at, linked_points, session_of, shortest, traces
 
 pytestmark = pytest.mark.slow
@@ -274,12 +273,12 @@ def test_latency_parts_are_what_the_fake_did(scored: Run, name: str) -> None:
         if dialect is Dialect.GEMINI:
             assert p.endpointed_s is None and p.requested_s is None, p
             continue
-        decided = answer.turn_end_s  # the commit, acknowledged at once
-        if answer.trigger == "vad":  # when the fake sent its first speech_stopped in the pause
-            stops = [at for change, at in record.speech_sent if change == "stopped"]
-            decided = min(at for at in stops if at + on_stream >= 0.0)
-        if answer.trigger != "vad" and dialect is Dialect.XAI:
-            decided += COMMIT_DELAY_MS / 1000
+        # When the fake sent its first speech_stopped in the pause, or the committed that
+        # acknowledged the harness's commit at the turn end (xAI's 150 ms after it).
+        sent = record.committed_sent
+        if answer.trigger == "vad":
+            sent = [at for change, at in record.speech_sent if change == "stopped"]
+        decided = min(at for at in sent if at + on_stream >= 0.0)
         assert p.endpointed_s is not None, p
         assert abs(p.endpointed_s - (decided + on_stream)) <= bound, (p, answer)
         if dialect is Dialect.XAI and answer.trigger != "vad":

@@ -254,6 +254,8 @@ class SessionRecord:
         speech: ``(started_s, stopped_s)`` VAD decisions: where speech started and ended.
         speech_sent: Each VAD event (``started`` or ``stopped``) and when the fake sent it, on
             the stream clock: the moment a client can know the decision.
+        committed_sent: When the fake sent each ``input_audio_buffer.committed`` (OpenAI and
+            xAI), on the stream clock.
         answers: The answers given.
         history_turns: Turns received as history.
         history: Each history turn, text or audio, in the order received.
@@ -276,6 +278,7 @@ class SessionRecord:
     violations: list[str] = field(default_factory=list)
     speech: list[tuple[str, float]] = field(default_factory=list)
     speech_sent: list[tuple[str, float]] = field(default_factory=list)
+    committed_sent: list[float] = field(default_factory=list)
     answers: list[AnswerRecord] = field(default_factory=list)
     history_turns: int = 0
     history: list[HistoryItem] = field(default_factory=list)

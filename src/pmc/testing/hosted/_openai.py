@@ -223,6 +223,7 @@ class OpenAIFakeSession(FakeSession):
     async def acknowledge_commit(self) -> None:
         """``input_audio_buffer.committed`` (OpenAI: at once)."""
         self.committed = True
+        self.record.committed_sent.append(round(self.stream_s(), 6))
         await self.send(
             {"type": "input_audio_buffer.committed", "event_id": self.event_id(), "item_id": "i"}
         )
