@@ -282,11 +282,10 @@ def test_latency_parts_are_what_the_fake_did(scored: Run, name: str) -> None:
         assert p.endpointed_s is not None, p
         assert abs(p.endpointed_s - (decided + on_stream)) <= bound, (p, answer)
         if dialect is Dialect.XAI and answer.trigger != "vad":
-            # The wait is Grok's settle after committed, as pmc stamped it; the fake got the
-            # request after pmc sent it.
+            # The wait is Grok's settle after committed, as pmc stamped both (pmc records its
+            # request once the send returned, so the fake may have it a few ms before).
             assert p.requested_s is not None, p
             wait = p.parts()["wait"]
             assert wait is not None and abs(wait - GROK_SETTLE_S) <= bound, (p, wait)
-            assert answer.requested_s + on_stream >= p.requested_s - TOLERANCE_S, (p, answer)
         else:
             assert p.requested_s is None, p
