@@ -73,6 +73,14 @@ take, leaving A a turn 0-2 whose end of turn has rule PAUSE_SAME_SPEAKER_RESUMES
 outside it; with the speakers swapped the same offset is an end of turn. Hypothesis's smallest:
 A 0-0.05, 0.31-0.94; B 0-0.05, 0.44-0.94."""
 
+LOST_RESUMPTION = conversation(
+    [(0, 5, 0, False), (27, 31, 0, False)], [(0, 5, 0, False), (26, 5, 0, False), (26, 5, 0, False)]
+)
+"""A: 0-0.05, 0.32-0.63; B: 0-0.05, 0.31-0.36, 0.62-0.67 (no words). Both stop at 0.05: A's
+offset is a pause whose failed take is B's 0.31-0.36, B's own resumption, so B's offset is decided
+again, and whether it saw A's 0.32 claimed as A's resumption depended on which channel came
+first (A's 0.32-0.63 became B's failed take only when A was channel B). Found by hypothesis."""
+
 
 def swapped(c: Conversation) -> Conversation:
     """The same conversation with the two speakers exchanged."""
@@ -159,6 +167,7 @@ def _content(label: Label, swap: bool) -> tuple[Any, ...]:
 @given(conversations())
 @example(OWN_BACKCHANNEL_IN_OWN_PAUSE)
 @example(TIED_OFFSETS)
+@example(LOST_RESUMPTION)
 def test_swapping_the_speakers_swaps_every_label_and_nothing_else(c: Conversation) -> None:
     there = Counter(_content(x, swap=True) for x in label_conversation(c).labels)
     back = Counter(_content(x, swap=False) for x in label_conversation(swapped(c)).labels)

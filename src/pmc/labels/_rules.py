@@ -123,7 +123,8 @@ def decide_offsets(
 
     A failed take found at one offset is known at later ones, and a pause's resumption can no
     longer become one. Offsets at the same instant are decided together: each sees the state
-    before any of them; only one whose resumption became another's failed take is decided again.
+    before any of them; only one whose resumption became another's failed take is decided again,
+    seeing the others' first decisions (their failed takes and resumptions) but not each other's.
     Neither speaker goes first, so swapping the speakers swaps the labels and nothing else.
     """
     other = {Channel.A: Channel.B, Channel.B: Channel.A}
@@ -140,10 +141,18 @@ def decide_offsets(
         for decision in first:
             for take in decision.takes:
                 take.role = Role.TAKE
-        for run, decision in zip(group, first, strict=True):
-            if decision.resume is not None and decision.resume.role is Role.TAKE:
-                # Its resumption is another offset's failed take: decide again without it.
-                decision = _decide(run, index[run.speaker], index[other[run.speaker]], s)
+        # An offset whose resumption became another's failed take is decided again without it,
+        # once every other decision of the instant holds; all of them before any is applied.
+        lost = [d.resume is not None and d.resume.role is Role.TAKE for d in first]
+        for run, decision, again in zip(group, first, lost, strict=True):
+            if not again:
+                _apply(run, decision)
+        redo = [
+            (run, _decide(run, index[run.speaker], index[other[run.speaker]], s))
+            for run, again in zip(group, lost, strict=True)
+            if again
+        ]
+        for run, decision in redo:
             _apply(run, decision)
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-ENGINE_VERSION = 2
-"""2: rule 5, barge-ins and backchannels during a reply (docs/labels.md)."""
+ENGINE_VERSION = 3
+"""2: rule 5, barge-ins and backchannels during a reply (docs/labels.md). 3: an offset decided
+again at a tie sees every other decision of that instant, whichever speaker it is."""
 
 
 @dataclass(frozen=True)

@@ -148,8 +148,10 @@ def record_replies(path: str) -> None:
 
     LiveKit's own ``started_speaking_at`` is taken on the session's thread when the frame is
     handed on; the console writes it from another thread's loop, later by that hop. This record
-    (``PMC_LIVEKIT_RECORD``, for tests) is the moment the reply left the agent: wall-clock
-    seconds, with the console address that names the rollout.
+    (``PMC_LIVEKIT_RECORD``, for tests) is the moment the reply left the agent, taken just
+    before the write: the system-wide monotonic clock's nanoseconds, which pmc's stamps read too
+    (a wall-clock time, converted afterwards, drifted by more than a millisecond over a run),
+    with the console address that names the rollout.
     """
     from livekit.agents.voice import remote_session
 
@@ -170,9 +172,10 @@ def record_replies(path: str) -> None:
         payload, writer = struct.pack(">I", len(data)) + data, self._writer
 
         def write() -> None:
+            at = time.monotonic_ns()
             writer.write(payload)
             with open(path, "a", encoding="utf-8") as out:
-                out.write(json.dumps({"addr": addr, "first_audio_written": time.time()}) + "\n")
+                out.write(json.dumps({"addr": addr, "first_audio_written_ns": at}) + "\n")
 
         self._loop.call_soon_threadsafe(write)
 
