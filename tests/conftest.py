@@ -61,28 +61,35 @@ SHARED_WORKER = dict.fromkeys(RAY_MODULES, "ray")
 a Ray cluster, one after another (two clusters started by one process's tests at once would
 share its ``RAY_TMPDIR`` and its connection)."""
 
-WAITING_MODULES = (
-    "tests/systems/test_agent_wires.py",
-    "tests/harness/test_stage.py",
-    "tests/systems/test_hosted_adapters.py",
-    "tests/harness/test_passing_failures.py",
-    "tests/systems/test_hosted_keys.py",
-    "tests/systems/test_hosted_faults.py",
-    "tests/systems/test_hosted_pushback.py",
-    "tests/systems/test_audio_history.py",
-    "tests/systems/test_hosted_talk_over.py",
-    "tests/systems/test_agent_talk_over.py",
-    "tests/systems/test_duplex_talk_over.py",
-    "tests/systems/test_voicebench.py",
-    "tests/systems/test_vllm_omni.py",
-    "tests/systems/test_livekit.py",
-    "tests/systems/test_semantic_eagerness.py",
-    "tests/curves/test_detector.py",
+WAITING_LANES = (
+    (
+        "tests/systems/test_agent_wires.py",
+        "tests/systems/test_agent_talk_over.py",
+        "tests/systems/test_hosted_pushback.py",
+        "tests/systems/test_hosted_adapters.py",
+        "tests/systems/test_duplex_talk_over.py",
+        "tests/curves/test_detector.py",
+        "tests/harness/test_passing_failures.py",
+        "tests/systems/test_semantic_eagerness.py",
+    ),
+    (
+        "tests/systems/test_livekit.py",
+        "tests/harness/test_stage.py",
+        "tests/systems/test_hosted_talk_over.py",
+        "tests/systems/test_audio_history.py",
+        "tests/systems/test_voicebench.py",
+        "tests/systems/test_vllm_omni.py",
+        "tests/systems/test_hosted_keys.py",
+        "tests/systems/test_hosted_faults.py",
+    ),
 )
-"""Modules that mostly wait on real-time streams (about 280 s of waiting for 50 CPU-seconds on
-2 cores), marked ``waiting``: ``make test`` runs them in a pytest of their own beside the
-workers, at the workers' priority, once the demo points are built (tools/run-tests). On a
-worker they held it while the cores had time to spare; beside the workers, that time is used."""
+"""Modules that mostly wait on real-time streams, marked ``waiting``: ``make test`` runs each
+lane in a pytest of its own beside the workers, at the workers' priority, once the demo points
+are built (tools/run-tests). On a worker they held it while the cores had time to spare. As one
+lane they took 500 s on 2 cores and ended 100 s after the workers, with the cores mostly idle;
+split longest first into two lanes of about 250 s each (as measured on a fresh clone)."""
+
+WAITING_MODULES = tuple(m for lane in WAITING_LANES for m in lane)
 
 ALONE_MODULES = (
     "tests/harness/test_known_timing.py",
@@ -95,11 +102,13 @@ nowhere; collection refuses one (:func:`pytest_collection_modifyitems`)."""
 
 
 def lane_modules(lane: str) -> tuple[str, ...]:
-    """The modules that ``make test``'s ``waiting`` or ``alone`` pytest runs (tools/run-tests).
+    """The modules that one of ``make test``'s lanes runs: ``waiting-1``, ``waiting-2``, ``alone``.
 
-    Naming them spares that pytest collecting every module of the suite.
+    Naming them spares that lane's pytest collecting every module of the suite
+    (tools/run-tests).
     """
-    return {"waiting": WAITING_MODULES, "alone": ALONE_MODULES}[lane]
+    lanes = {f"waiting-{i}": modules for i, modules in enumerate(WAITING_LANES, 1)}
+    return {**lanes, "alone": ALONE_MODULES}[lane]
 
 
 LONG_MODULES = (
