@@ -101,5 +101,5 @@ def test_a_card_that_is_not_the_cascade_cannot_be_swept(tmp_path: Path) -> None:
     from pmc.errors import PmcError
 
     write_points(tmp_path)
-    with pytest.raises(PmcError, match="only endpointer-cascade cards"):
+    with pytest.raises(PmcError, match="only endpointer-cascade and pipecat-smart-turn cards"):
         sweep(tmp_path, find_card("never-speak", bundled_cards()))

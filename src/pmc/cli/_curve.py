@@ -42,20 +42,21 @@ def _numbers(text: str) -> tuple[float, ...]:
     default="endpointer-300",
     show_default=True,
     metavar="CARD",
-    help="An endpointer-cascade card to sweep (its other settings are held).",
+    help="An endpointer-cascade, pipecat-smart-turn or detector card to sweep (its other "
+    "settings are held).",
 )
 @systems_dir_option
 @click.option(
     "--silence-ms",
     default=",".join(f"{ms:g}" for ms in DEFAULT_SILENCE_MS),
     show_default=True,
-    help="The silence windows to replay, comma-separated.",
+    help="The silence windows to replay, comma-separated (for Smart Turn: its VAD's stop).",
 )
 @click.option(
     "--threshold",
     default="",
-    help="Silero speech thresholds, comma-separated: a curve per threshold (default: the "
-    "card's own).",
+    help="Silero speech thresholds (for Smart Turn: the model's threshold on its "
+    "probability), comma-separated: a curve per threshold (default: the card's own).",
 )
 def curve_command(
     workdir: Path, system: str, systems_dir: Path | None, silence_ms: str, threshold: str
@@ -64,9 +65,11 @@ def curve_command(
 
     Each point's live audio is heard once by the card's VAD; every setting then replays the
     cascade's endpoints and replies on it without recognising or voicing anything, so twenty
-    settings cost about what one run of the card costs. Writes WORKDIR/curves/CARD.json and
-    .csv: per setting, the hold rate at pauses and the median turn-end decision latency; the
-    report of any run on these points draws the curve with the run's own systems on it.
+    settings cost about what one run of the card costs. A Smart Turn card sweeps its VAD's
+    stop and the model's threshold the same way, the model judging each stretch of speech once.
+    Writes WORKDIR/curves/CARD.json and .csv: per setting, the hold rate at pauses and the
+    median turn-end decision latency; the report of any run on these points draws the curve
+    with the run's own systems on it.
     """
     (card,) = load_cards((system,), systems_dir)
     if is_detector(card):

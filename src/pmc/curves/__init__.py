@@ -8,6 +8,7 @@ from pmc.curves._detector import DETECTOR_ADAPTERS, detector_sweep, is_detector
 from pmc.curves._sweep import (
     DEFAULT_SILENCE_MS,
     SWEPT_ADAPTER,
+    SWEPT_ADAPTERS,
     curve_path,
     decision_after,
     read_curves,
@@ -23,6 +24,7 @@ __all__ = [
     "DEFAULT_SILENCE_MS",
     "DETECTOR_ADAPTERS",
     "SWEPT_ADAPTER",
+    "SWEPT_ADAPTERS",
     "Curve",
     "CurvePoint",
     "curve_path",

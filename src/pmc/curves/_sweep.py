@@ -1,21 +1,24 @@
 """Sweep a local endpointer's settings over a working directory's points, deciding only.
 
 Each pause and turn-end point's live stream (and a silent tail, as the harness streams after
-it) is heard once; every setting then replays the cascade's decisions on it
-(:func:`pmc.systems.replay_cascade`) without recognising or voicing anything
-(docs/architecture.md "Trade-off curves").
+it) is heard once; every setting then replays the system's decisions on it (the cascade's,
+:func:`pmc.systems.replay_cascade`; Smart Turn's, ``_smart_turn``) without recognising or
+voicing anything (docs/architecture.md "Trade-off curves").
 """
 
 from __future__ import annotations
 
 import csv
 import io as text_io
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from pmc import io
+from pmc.audio import FloatArray
+from pmc.curves._cards import bundled_like
+from pmc.curves._smart_turn import SMART_TURN_ADAPTER, smart_turn_replays
 from pmc.curves._types import CURVES_DIR, Curve, CurvePoint
 from pmc.errors import PmcError
 from pmc.harness import live_for
@@ -26,14 +29,14 @@ from pmc.systems import (
     ReplayedReply,
     ReplyShape,
     SystemCard,
-    bundled_cards,
     heard_windows,
-    load_card,
     replay_cascade,
 )
 
 SWEPT_ADAPTER = "endpointer-cascade"
-"""The adapter whose decisions depend only on its input and can be replayed."""
+"""The silence endpointer's adapter, whose decisions depend only on its input."""
+SWEPT_ADAPTERS = (SWEPT_ADAPTER, SMART_TURN_ADAPTER)
+"""The adapters whose decisions depend only on the input and can be replayed."""
 DEFAULT_SILENCE_MS = tuple(float(ms) for ms in range(100, 2001, 100))
 """Twenty silence windows, 0.1 to 2 s, through both bundled endpointer cards (300, 500 ms)."""
 MIN_WORDS_S = 0.25
@@ -58,16 +61,33 @@ def decision_after(replies: Sequence[ReplayedReply], boundary_s: float) -> float
     return min(later, default=None)
 
 
-def _cards_at(setting: CascadeSetting, base: SystemCard) -> tuple[str, ...]:
-    """Bundled cards of the swept adapter that are the base card at ``setting``."""
-    out = []
-    for path in sorted(bundled_cards().glob("*.toml")):
-        card = load_card(path)
-        if card.adapter != base.adapter or card.params != base.params:
-            continue
-        if CascadeSetting.of_card(card) == setting:
-            out.append(card.name)
-    return tuple(out)
+Replays = Callable[[FloatArray], Iterator[list[ReplayedReply]]]
+"""Every setting's replies on one point's live audio, in the order of the settings."""
+
+
+def _cascade(
+    card: SystemCard, silence_ms: Sequence[float], thresholds: Sequence[float]
+) -> tuple[list[tuple[float, float]], Replays, Callable[[float, float], tuple[str, ...]]]:
+    base = CascadeSetting.of_card(card)
+    settings = [
+        CascadeSetting(float(ms), float(t), base.min_speech_ms)
+        for t in (thresholds or (base.threshold,))
+        for ms in silence_ms
+    ]
+    reply = ReplyShape.of_card(card)
+    tail_s = max(silence_ms) / 1000 + reply.latency_s + reply.length_s + TAIL_MARGIN_S
+    frame_s = card.frame_ms / 1000
+
+    def replays(audio: FloatArray) -> Iterator[list[ReplayedReply]]:
+        windows = heard_windows(audio, card, tail_s)
+        for setting in settings:
+            yield replay_cascade(windows, frame_s, setting, reply)
+
+    def cards(ms: float, threshold: float) -> tuple[str, ...]:
+        setting = CascadeSetting(ms, threshold, base.min_speech_ms)
+        return bundled_like(card, lambda c: CascadeSetting.of_card(c) == setting)
+
+    return [(s.silence_ms, s.threshold) for s in settings], replays, cards
 
 
 def sweep(
@@ -77,33 +97,30 @@ def sweep(
     thresholds: Sequence[float] = (),
     start: Start | None = None,
 ) -> Curve:
-    """The curve of ``card`` over ``silence_ms`` (and ``thresholds``; default: the card's own)."""
-    if card.adapter != SWEPT_ADAPTER:
+    """The curve of ``card`` over ``silence_ms`` (and ``thresholds``; default: the card's own).
+
+    For an endpointer cascade the silence window and Silero's threshold; for Pipecat's Smart
+    Turn the VAD's stop (in ms) and the model's threshold on its probability.
+    """
+    if card.adapter not in SWEPT_ADAPTERS:
         raise PmcError(
-            f"system card {card.name}: only {SWEPT_ADAPTER} cards can be swept by replay "
-            f"(their decisions depend on the input alone); this one is {card.adapter}"
+            f"system card {card.name}: only {' and '.join(SWEPT_ADAPTERS)} cards can be swept "
+            f"by replay (their decisions depend on the input alone); this one is {card.adapter}"
         )
     if not silence_ms or any(ms <= 0 for ms in silence_ms):
         raise PmcError("every silence window must be more than 0 ms")
-    base = CascadeSetting.of_card(card)
-    settings = [
-        CascadeSetting(float(ms), float(t), base.min_speech_ms)
-        for t in (thresholds or (base.threshold,))
-        for ms in silence_ms
-    ]
-    reply = ReplyShape.of_card(card)
-    tail_s = max(silence_ms) / 1000 + reply.latency_s + reply.length_s + TAIL_MARGIN_S
+    if card.adapter == SWEPT_ADAPTER:
+        settings, replays, cards = _cascade(card, silence_ms, thresholds)
+    else:
+        settings, replays, cards = smart_turn_replays(card, silence_ms, thresholds, TAIL_MARGIN_S)
     points = [p for p in read_points(workdir) if p.kind in (PointKind.PAUSE, PointKind.TURN_END)]
     if not points:
         raise PmcError(f"{points_dir(workdir)}: no pause or turn-end points to sweep over")
     held = [0] * len(settings)
     decided: list[list[float]] = [[] for _ in settings]
-    frame_s = card.frame_ms / 1000
     advance = start(len(points)) if start else (lambda: None)
     for point in points:
-        windows = heard_windows(live_for(points_dir(workdir), point), card, tail_s)
-        for i, setting in enumerate(settings):
-            replies = replay_cascade(windows, frame_s, setting, reply)
+        for i, replies in enumerate(replays(live_for(points_dir(workdir), point))):
             if point.kind is PointKind.PAUSE:
                 held[i] += not took_pause(
                     replies, point.boundary_stream_s, point.boundary_end_stream_s
@@ -119,16 +136,16 @@ def sweep(
         io.sha256_file(points_dir(workdir) / MANIFEST_FILE),
         tuple(
             CurvePoint(
-                s.silence_ms,
-                s.threshold,
+                ms,
+                threshold,
                 pauses,
                 held[i],
                 ends,
                 len(decided[i]),
                 float(np.median(decided[i])) if decided[i] else None,
-                _cards_at(s, card),
+                cards(ms, threshold),
             )
-            for i, s in enumerate(settings)
+            for i, (ms, threshold) in enumerate(settings)
         ),
         person_latency(points),
     )

@@ -68,6 +68,13 @@ from pmc.systems._replay import (
     heard_windows,
 )
 from pmc.systems._replay import replay as replay_cascade
+from pmc.systems._smart_turn_replay import (
+    SMART_TURN_THRESHOLD,
+    SmartTurnReplayer,
+    SmartTurnSetting,
+    heard_pcm,
+    smart_turn_reply,
+)
 from pmc.systems._websocket import MAX_MESSAGE_BYTES, OPEN_TIMEOUT_S, WebsocketAdapter
 from pmc.systems._websocket_pcm import WebsocketPcmAdapter
 
@@ -78,6 +85,7 @@ __all__ = [
     "MAX_MESSAGE_BYTES",
     "OPEN_TIMEOUT_S",
     "PROTOCOL_PARAMS",
+    "SMART_TURN_THRESHOLD",
     "UNKNOWN_SIGNAL",
     "AdapterFactory",
     "CardFile",
@@ -98,6 +106,8 @@ __all__ = [
     "ReplayedReply",
     "ReplyShape",
     "RetryReason",
+    "SmartTurnReplayer",
+    "SmartTurnSetting",
     "SystemAdapter",
     "SystemCard",
     "SystemEvent",
@@ -114,12 +124,14 @@ __all__ = [
     "extra_installed",
     "find_card",
     "find_cards",
+    "heard_pcm",
     "heard_windows",
     "history_channel",
     "load_card",
     "reference_row_of",
     "register_adapter",
     "replay_cascade",
+    "smart_turn_reply",
     "unknown_names",
     "unknown_signal",
 ]

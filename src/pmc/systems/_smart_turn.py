@@ -80,7 +80,7 @@ class _RolloutTime:
             self.now_s = None
 
 
-_ROLLOUT_TIME = _RolloutTime()
+ROLLOUT_TIME = _RolloutTime()
 
 
 class _Inline(Executor):
@@ -113,11 +113,11 @@ def pipecat() -> dict[str, Any]:
         }
     except ImportError:
         raise PmcError(INSTALL_HINT) from None
-    modules["smart"].time = _ROLLOUT_TIME
+    modules["smart"].time = ROLLOUT_TIME
     return modules
 
 
-def _settings(card: SystemCard, prefix: str, keys: tuple[str, ...]) -> dict[str, float]:
+def card_settings(card: SystemCard, prefix: str, keys: tuple[str, ...]) -> dict[str, float]:
     """The card's ``turn_detection.<prefix><key>`` numbers, by Pipecat's field name."""
     table = card.turn_detection
     return {k: number(card, table, prefix + k, 0.0) for k in keys if prefix + k in table}
@@ -174,8 +174,8 @@ class SmartTurnCascade(LocalAdapter):
                 f"system card {card.name}: unknown turn_detection key(s) {', '.join(unknown)} "
                 f"(known: {', '.join(sorted(known))})"
             )
-        self.vad_params = _settings(card, "vad_", VAD_KEYS)
-        self.turn_params = _settings(card, "smart_turn_", TURN_KEYS)
+        self.vad_params = card_settings(card, "vad_", VAD_KEYS)
+        self.turn_params = card_settings(card, "smart_turn_", TURN_KEYS)
         latency_ms = float(self.params.reply_latency_ms)
         settings = [latency_ms, *self.vad_params.values(), *self.turn_params.values()]
         if min(settings) < 0:
@@ -271,7 +271,7 @@ class SmartTurnCascade(LocalAdapter):
             return
         complete = self._modules["turn"].EndOfTurnState.COMPLETE
         if not self._replying:
-            with _ROLLOUT_TIME.at(self.clock):
+            with ROLLOUT_TIME.at(self.clock):
                 state = self._turn.append_audio(pcm, self._user_speaking)
             if state == complete:  # the silence fallback: no model verdict
                 self.emit(EventKind.SIGNAL, detail={"type": "smart_turn_timeout"})
