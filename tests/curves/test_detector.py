@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from pmc import io
-from pmc.curves import detector_sweep, is_detector
+from pmc.curves import Curve, detector_sweep, is_detector
 from pmc.errors import PmcError
 from pmc.harness import TRACE_FILE, Run, runs_dir
-from pmc.points import PointKind
+from pmc.points import PointKind, read_points
 from pmc.systems import bundled_cards, find_card
-from pmc.testing.hosted import Dialect
+from pmc.testing.hosted import SEMANTIC_TIMEOUT_MS, Dialect
 from pmc.testing.points import write_points
 from tests.systems.conftest import KEY, endpoint_on, fakes_for, held_off_s, load, session_of
 
@@ -81,3 +81,52 @@ def test_a_card_that_answers_is_not_swept_from_events(tmp_path: Path) -> None:
     write_points(tmp_path)
     with pytest.raises(PmcError, match="detector mode"):
         detector_sweep(tmp_path, find_card("gpt-realtime-300", bundled_cards()), (300.0,))
+
+
+SEMANTIC = "gpt-realtime-semantic-detector"
+
+
+def test_semantic_eagerness_is_swept_as_words_each_deciding_its_wait_after_the_speech(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fake's semantic VAD waits 2 s at high eagerness and 4 s at medium (its longest)."""
+    write_points(tmp_path / "w")
+    workdir = tmp_path / "w"
+    with fakes_for([SEMANTIC], dialects={SEMANTIC: Dialect.OPENAI}) as fakes:
+        fake = fakes[Dialect.OPENAI]
+        card = load(SEMANTIC, endpoint_on(SEMANTIC, fake.url), tmp_path)
+        assert is_detector(card) and card.api_key_env
+        monkeypatch.setenv(card.api_key_env, KEY)
+        curve, variants = detector_sweep(workdir, card, (), eagerness=("high", "medium"))
+        high, medium = curve.settings
+        assert [v.turn_detection["eagerness"] for v in variants] == ["high", "medium"]
+        assert [(s.setting, s.silence_ms, s.label) for s in curve.settings] == [
+            ("high", None, "high"),
+            ("medium", None, "medium"),
+        ]
+        # Both waits are longer than the test points' 1 s pause: both hold it.
+        assert (high.pauses, high.held, medium.held) == (1, 1, 1)
+        assert high.decided == medium.decided == 2
+        run = Run(runs_dir(workdir) / f"curve-{SEMANTIC}")
+        for v in variants:
+            for pid in _ends(workdir):
+                trace = io.read_json(run.rollout_dir(v.name, pid, 0) / TRACE_FILE)
+                record = fake.session(session_of(trace))
+                assert record.answers == [], (v.name, pid)
+        wait = SEMANTIC_TIMEOUT_MS["medium"] - SEMANTIC_TIMEOUT_MS["high"]
+        assert high.decision_latency_s is not None and medium.decision_latency_s is not None
+        difference = medium.decision_latency_s - high.decision_latency_s
+        assert difference == pytest.approx(wait / 1000, abs=0.021)
+        assert Curve.from_dict(curve.to_dict()) == curve
+
+
+def test_eagerness_is_refused_where_it_means_nothing(tmp_path: Path) -> None:
+    write_points(tmp_path)
+    with pytest.raises(PmcError, match="eagerness is semantic_vad's"):
+        detector_sweep(tmp_path, find_card(NAME, bundled_cards()), (300.0,), eagerness=("low",))
+    with pytest.raises(PmcError, match="not one of low, medium, high, auto"):
+        detector_sweep(tmp_path, find_card(SEMANTIC, bundled_cards()), (), eagerness=("eager",))
+
+
+def _ends(workdir: Path) -> list[str]:
+    return [p.point_id for p in read_points(workdir) if p.kind is PointKind.TURN_END]

@@ -32,6 +32,7 @@ def test_bundled_cards_load() -> None:
         "gpt-realtime-500",
         "gpt-realtime-detector",
         "gpt-realtime-semantic-auto-all",
+        "gpt-realtime-semantic-detector",
         "gpt-realtime-semantic-high-all",
         "gpt-realtime-semantic-low",
         "gpt-realtime-semantic-low-all",
@@ -73,7 +74,7 @@ def test_bundled_cards_load() -> None:
 
 def test_every_bundled_card_reads_back_from_what_a_rollout_records() -> None:
     cards = [load_card(p) for p in sorted(SYSTEMS.glob("*.toml"))]
-    assert len(cards) == 37
+    assert len(cards) == 38
     for card in cards:
         assert SystemCard.from_dict(card.to_dict()) == card
 

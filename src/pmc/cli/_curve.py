@@ -58,8 +58,19 @@ def _numbers(text: str) -> tuple[float, ...]:
     help="Silero speech thresholds (for Smart Turn: the model's threshold on its "
     "probability), comma-separated: a curve per threshold (default: the card's own).",
 )
+@click.option(
+    "--eagerness",
+    default="",
+    help="For a semantic-VAD detector card: the eagerness values to run, comma-separated "
+    "(default: low, medium, high and auto).",
+)
 def curve_command(
-    workdir: Path, system: str, systems_dir: Path | None, silence_ms: str, threshold: str
+    workdir: Path,
+    system: str,
+    systems_dir: Path | None,
+    silence_ms: str,
+    threshold: str,
+    eagerness: str,
 ) -> None:
     """Sweep an endpointer's silence window over the pause and turn-end points, deciding only.
 
@@ -75,10 +86,17 @@ def curve_command(
     if is_detector(card):
         with progress_bar(f"{card.name}'s VAD events, a session per setting") as start:
             curve, _ = detector_sweep(
-                workdir, card, _numbers(silence_ms), _numbers(threshold), start
+                workdir,
+                card,
+                _numbers(silence_ms),
+                _numbers(threshold),
+                start,
+                tuple(word.strip() for word in eagerness.split(",") if word.strip()),
             )
         write_curve(workdir, curve)
     else:
+        if eagerness:
+            raise click.UsageError("--eagerness is for semantic-VAD detector cards only")
         with progress_bar(f"replaying {card.name}'s decisions") as start:
             curve = sweep(workdir, card, _numbers(silence_ms), _numbers(threshold), start)
     show_curve(curve)
@@ -92,12 +110,13 @@ def curve_command(
 def show_curve(curve: Curve) -> None:
     """The curve as a table: one row per setting."""
     table = Table(title=f"Trade-off curve of {curve.card}", title_justify="left")
-    for name in ("silence ms", "threshold", "hold rate", "decision latency s", "cards"):
+    for name in ("setting", "threshold", "hold rate", "decision latency s", "cards"):
         table.add_column(name, justify="left" if name == "cards" else "right")
     for s in curve.settings:
         rate = "-" if s.hold_rate is None else f"{s.hold_rate:.2f} ({s.held}/{s.pauses})"
         latency = "-" if s.decision_latency_s is None else f"{s.decision_latency_s:.3f}"
-        table.add_row(f"{s.silence_ms:g}", f"{s.threshold:g}", rate, latency, " ".join(s.cards))
+        threshold = "-" if s.setting else f"{s.threshold:g}"
+        table.add_row(s.label, threshold, rate, latency, " ".join(s.cards))
     out.print(table)
     if curve.person_latency_s is not None:
         out.print(f"the person: holds every pause; median gap {curve.person_latency_s:.3f} s")

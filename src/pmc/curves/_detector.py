@@ -32,6 +32,9 @@ SPEECH_STOPPED = "input_audio_buffer.speech_stopped"
 """The event in which the API says its VAD heard speech stop: its endpointer's decision."""
 SILENCE_KEY = "silence_duration_ms"
 THRESHOLD_KEY = "threshold"
+EAGERNESS_KEY = "eagerness"
+EAGERNESS = ("low", "medium", "high", "auto")
+"""Semantic VAD's eagerness, every value OpenAI's session accepts (the sweep's default)."""
 
 
 def is_detector(card: SystemCard) -> bool:
@@ -56,16 +59,53 @@ def variant(card: SystemCard, silence_ms: float, threshold: float | None) -> Sys
     )
 
 
+def eagerness_variant(card: SystemCard, eagerness: str) -> SystemCard:
+    """The semantic-VAD card at one eagerness, named after it, at pauses and turn ends only."""
+    turns = {**card.turn_detection, EAGERNESS_KEY: eagerness}
+    return dataclasses.replace(
+        card,
+        name=f"{card.name}-{eagerness}",
+        turn_detection=turns,
+        point_kinds=("pause", "turn_end"),
+    )
+
+
+def _variants(
+    card: SystemCard,
+    silence_ms: Sequence[float],
+    thresholds: Sequence[float],
+    eagerness: Sequence[str],
+) -> list[SystemCard]:
+    """A variant per setting: server VAD's windows (and thresholds), or semantic eagerness."""
+    kind = card.turn_detection.get("type")
+    if kind == "semantic_vad":
+        unknown = sorted(set(eagerness) - set(EAGERNESS))
+        if unknown:
+            raise PmcError(f"eagerness {', '.join(unknown)} is not one of {', '.join(EAGERNESS)}")
+        return [eagerness_variant(card, e) for e in (eagerness or EAGERNESS)]
+    if kind != "server_vad":
+        raise PmcError(
+            f"system card {card.name}: only server_vad's silence window or semantic_vad's "
+            f"eagerness can be swept (turn_detection.type is {kind!r})"
+        )
+    if eagerness:
+        raise PmcError(f"system card {card.name}: eagerness is semantic_vad's, not server_vad's")
+    return [variant(card, float(ms), t) for t in (thresholds or (None,)) for ms in silence_ms]
+
+
 def detector_sweep(
     workdir: Path,
     card: SystemCard,
     silence_ms: Sequence[float],
     thresholds: Sequence[float] = (),
     start: Start | None = None,
+    eagerness: Sequence[str] = (),
 ) -> tuple[Curve, list[SystemCard]]:
     """Run a variant of the detector card per setting; the curve from their events.
 
-    The variants' rollouts go to ``runs/curve-<card>`` (a rerun resumes them).
+    Server VAD is swept over ``silence_ms`` (and ``thresholds``), semantic VAD over
+    ``eagerness`` (default: every value). The variants' rollouts go to ``runs/curve-<card>``
+    (a rerun resumes them).
     """
     if not is_detector(card):
         raise PmcError(
@@ -73,12 +113,7 @@ def detector_sweep(
             f"detector mode ([turn_detection] create_response = false, [params] endpointing = "
             f'"all") on {", ".join(DETECTOR_ADAPTERS)}'
         )
-    if card.turn_detection.get("type") != "server_vad":
-        raise PmcError(
-            f"system card {card.name}: only server_vad's silence window can be swept "
-            f"(turn_detection.type is {card.turn_detection.get('type')!r})"
-        )
-    variants = [variant(card, float(ms), t) for t in (thresholds or (None,)) for ms in silence_ms]
+    variants = _variants(card, silence_ms, thresholds, eagerness)
     run_id = f"curve-{card.name}"
     run_rollouts(workdir, variants, RunSettings(run_id), start)
     run = Run(runs_dir(workdir) / run_id)
@@ -98,15 +133,17 @@ def detector_sweep(
             elif later := [s for s in stops if s >= 0.0]:
                 decided.append(min(later))
         turns = v.turn_detection
+        semantic = turns.get("type") == "semantic_vad"
         settings.append(
             CurvePoint(
-                float(turns[SILENCE_KEY]),
+                None if semantic else float(turns[SILENCE_KEY]),
                 float(turns.get(THRESHOLD_KEY, 0.5)),
                 pauses,
                 held,
                 sum(p.kind is PointKind.TURN_END for p in points),
                 len(decided),
                 float(np.median(decided)) if decided else None,
+                setting=str(turns[EAGERNESS_KEY]) if semantic else "",
             )
         )
     curve = Curve(

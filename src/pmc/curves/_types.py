@@ -7,7 +7,9 @@ from typing import Any
 
 from pmc import io
 
-CURVE_SCHEMA_VERSION = 1
+CURVE_SCHEMA_VERSION = 2
+"""2: a setting may be a word (``setting``: semantic VAD's eagerness), with no silence window."""
+READABLE_VERSIONS = (1, 2)
 CURVES_DIR = "curves"
 """Where a working directory keeps its curves (``WORKDIR/curves/<card>.json``)."""
 
@@ -17,17 +19,19 @@ class CurvePoint:
     """One setting's decisions over the points.
 
     Attributes:
-        silence_ms: The silence window.
-        threshold: Silero's speech threshold.
+        silence_ms: The silence window (Smart Turn: its VAD's stop); None where the setting is
+            a word.
+        threshold: The speech threshold (Smart Turn: the model's, on its probability).
         pauses: Pause points replayed.
         held: Of them, those where no reply's speech fell inside the pause.
         turn_ends: Turn-end points replayed.
         decided: Of them, those with an endpoint at or after the turn end (within the tail).
         decision_latency_s: The median of those endpoints' delay after the turn end.
         cards: Bundled cards with exactly this setting.
+        setting: A setting that is a word, not a window (semantic VAD's eagerness), or "".
     """
 
-    silence_ms: float
+    silence_ms: float | None
     threshold: float
     pauses: int
     held: int
@@ -35,6 +39,12 @@ class CurvePoint:
     decided: int
     decision_latency_s: float | None
     cards: tuple[str, ...] = ()
+    setting: str = ""
+
+    @property
+    def label(self) -> str:
+        """The setting as a reader names it: the word, or the window in ms."""
+        return self.setting or f"{self.silence_ms:g} ms"
 
     @property
     def hold_rate(self) -> float | None:
@@ -53,14 +63,16 @@ class CurvePoint:
             "decided": self.decided,
             "decision_latency_s": self.decision_latency_s,
             "cards": list(self.cards),
+            "setting": self.setting,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CurvePoint:
         """Inverse of :meth:`to_dict`."""
         latency = data.get("decision_latency_s")
+        silence = data.get("silence_ms")
         return cls(
-            float(data["silence_ms"]),
+            None if silence is None else float(silence),
             float(data["threshold"]),
             int(data["pauses"]),
             int(data["held"]),
@@ -68,6 +80,7 @@ class CurvePoint:
             int(data["decided"]),
             None if latency is None else float(latency),
             tuple(data.get("cards", ())),
+            str(data.get("setting", "")),
         )
 
 
@@ -105,7 +118,9 @@ class Curve:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Curve:
         """Inverse of :meth:`to_dict`."""
-        version = io.schema_version(data, CURVE_SCHEMA_VERSION, "curve")
+        version = int(data.get("schema_version", -1))
+        if version not in READABLE_VERSIONS:  # version 1 is 2 without words for settings
+            io.schema_version(data, CURVE_SCHEMA_VERSION, "curve")
         person = data.get("person_latency_s")
         return cls(
             str(data["card"]),

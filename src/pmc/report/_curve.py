@@ -61,6 +61,15 @@ def _rounded(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
 
 
+def _card_setting(card: SystemCard) -> str:
+    """A run's card's own setting on its curve: its window, Smart Turn's VAD stop, or eagerness."""
+    turns = card.turn_detection
+    for key, scale in (("silence_ms", 1), ("silence_duration_ms", 1), ("vad_stop_secs", 1000)):
+        if key in turns:
+            return f"{float(turns[key]) * scale:g} ms"
+    return str(turns.get("eagerness", "-"))
+
+
 def curve_table(data: RunData) -> Table | None:
     """Every swept setting, then the run's own systems of the same adapters."""
     curves = read_curves(Run(data.run_dir).workdir)
@@ -72,8 +81,8 @@ def curve_table(data: RunData) -> Table | None:
             rows.append(
                 (
                     f"{curve.card} swept",
-                    f"{s.silence_ms:g}",
-                    f"{s.threshold:g}",
+                    s.label,
+                    "-" if s.setting else f"{s.threshold:g}",
                     _rounded(s.hold_rate),
                     _rounded(s.decision_latency_s),
                     " ".join(s.cards),
@@ -84,7 +93,7 @@ def curve_table(data: RunData) -> Table | None:
         rows.append(
             (
                 f"{m.system} (this run)",
-                f"{card.turn_detection.get('silence_ms', '-')}",
+                _card_setting(card),
                 f"{card.turn_detection.get('threshold', '-')}",
                 _rounded(m.hold_rate),
                 _rounded(m.decision_latency_s),
@@ -94,7 +103,7 @@ def curve_table(data: RunData) -> Table | None:
     return Table(
         "tradeoff_curve",
         "Trade-off curve: hold rate at pauses against turn-end decision latency",
-        ("", "silence ms", "threshold", "hold rate", "decision latency s", "bundled cards"),
+        ("", "setting", "threshold", "hold rate", "decision latency s", "bundled cards"),
         tuple(rows),
         "Swept rows replay the card's decisions on this run's pause and turn-end points at each "
         "setting, without generating replies (pmc curve); rows of this run are what it "
@@ -114,7 +123,7 @@ def write_curve_figure(folder: Path, data: RunData) -> Figure | None:
     for curve in curves:
         for threshold in sorted({s.threshold for s in curve.settings}):
             line = [
-                (s.decision_latency_s, s.hold_rate, s.cards)
+                (s.decision_latency_s, s.hold_rate, (s.setting,) if s.setting else s.cards)
                 for s in curve.settings
                 if s.threshold == threshold
                 and s.hold_rate is not None
@@ -122,7 +131,9 @@ def write_curve_figure(folder: Path, data: RunData) -> Figure | None:
             ]
             xs = [float(x) for x, _, _ in line if x is not None]
             ys = [float(y) for _, y, _ in line if y is not None]
-            ax.plot(xs, ys, marker=".", label=f"{curve.card} swept, threshold {threshold:g}")
+            words = any(s.setting for s in curve.settings)
+            label = f"{curve.card} swept" + ("" if words else f", threshold {threshold:g}")
+            ax.plot(xs, ys, marker=".", label=label)
             for x, y, cards in zip(xs, ys, [c for _, _, c in line], strict=True):
                 for name in cards:
                     ax.annotate(name, (x, y), fontsize=7)
