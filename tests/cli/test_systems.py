@@ -42,7 +42,7 @@ def test_the_paper_s_cards_are_bundled() -> None:
     # The paper's hosted configurations, the reference rows, the local cascades, Moshi.
     for name in ("gpt-realtime-300", "gemini-3.1-flash-live", "person", "endpointer-300", "moshi"):
         assert name in BUNDLED
-    assert len(BUNDLED) == 38
+    assert len(BUNDLED) == 39
 
 
 def test_a_card_is_found_by_name_from_any_folder(

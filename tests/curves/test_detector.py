@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -126,6 +127,63 @@ def test_eagerness_is_refused_where_it_means_nothing(tmp_path: Path) -> None:
         detector_sweep(tmp_path, find_card(NAME, bundled_cards()), (300.0,), eagerness=("low",))
     with pytest.raises(PmcError, match="not one of low, medium, high, auto"):
         detector_sweep(tmp_path, find_card(SEMANTIC, bundled_cards()), (), eagerness=("eager",))
+
+
+GEMINI = "gemini-live-detector"
+
+
+def test_gemini_s_activity_reports_make_its_curve_and_its_answers_are_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gemini answers anyway; its ``voiceActivity`` ACTIVITY_END reports are the decisions."""
+    write_points(tmp_path / "w")
+    workdir = tmp_path / "w"
+    with fakes_for([GEMINI], dialects={GEMINI: Dialect.GEMINI}) as fakes:
+        fake = fakes[Dialect.GEMINI]
+        bundled = load(GEMINI, endpoint_on(GEMINI, fake.url), tmp_path)
+        # The fake counts a start only after prefixPaddingMs of unbroken speech, and the test
+        # points' longest stretch at one turn end is 280 ms: with the card's 300 ms it would
+        # never start there.
+        turns = {**bundled.turn_detection, "prefixPaddingMs": 20}
+        card = dataclasses.replace(bundled, turn_detection=turns)
+        assert is_detector(card) and card.api_key_env
+        assert not is_detector(find_card("gemini-3.1-flash-live", bundled_cards()))
+        monkeypatch.setenv(card.api_key_env, KEY)
+        curve, variants = detector_sweep(workdir, card, WINDOWS_MS)
+        short, long = curve.settings
+        assert [v.turn_detection["silenceDurationMs"] for v in variants] == list(WINDOWS_MS)
+        assert [(s.silence_ms, s.threshold) for s in curve.settings] == [
+            (300.0, None),
+            (1500.0, None),
+        ]
+        assert (short.pauses, short.held, long.held) == (1, 0, 1)
+        assert short.decided == long.decided == 2
+        run = Run(runs_dir(workdir) / f"curve-{GEMINI}")
+        for v in variants:
+            for pid in _ends(workdir):
+                trace = io.read_json(run.rollout_dir(v.name, pid, 0) / TRACE_FILE)
+                record = fake.session(session_of(trace))
+                assert record.settings["explicitVadSignal"] is True
+                assert record.endpointing and record.answers, (v.name, pid)
+                ends = [
+                    o["detail"]["voiceActivity"]
+                    for o in trace["outputs"]
+                    if "voiceActivity" in o["detail"]
+                ]
+                stopped = [at for change, at in record.speech if change == "stopped"]
+                # One report per decision of the fake, each naming where the speech ended.
+                assert [
+                    e["audioOffset"] for e in ends if e["voiceActivityType"] == "ACTIVITY_END"
+                ] == [f"{at:.3f}s" for at in stopped]
+        assert long.decision_latency_s is not None and short.decision_latency_s is not None
+        assert long.decision_latency_s - short.decision_latency_s == pytest.approx(1.2, abs=0.021)
+
+
+def test_gemini_has_only_its_window_to_sweep(tmp_path: Path) -> None:
+    write_points(tmp_path)
+    card = find_card(GEMINI, bundled_cards())
+    with pytest.raises(PmcError, match="silence window only"):
+        detector_sweep(tmp_path, card, (300.0,), thresholds=(0.6,))
 
 
 def _ends(workdir: Path) -> list[str]:

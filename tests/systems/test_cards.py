@@ -27,6 +27,7 @@ def test_bundled_cards_load() -> None:
         "endpointer-500",
         "gemini-3.1-flash-live",
         "gemini-3.1-flash-live-audio-history",
+        "gemini-live-detector",
         "gpt-realtime-300",
         "gpt-realtime-300-audio-history",
         "gpt-realtime-500",
@@ -74,7 +75,7 @@ def test_bundled_cards_load() -> None:
 
 def test_every_bundled_card_reads_back_from_what_a_rollout_records() -> None:
     cards = [load_card(p) for p in sorted(SYSTEMS.glob("*.toml"))]
-    assert len(cards) == 38
+    assert len(cards) == 39
     for card in cards:
         assert SystemCard.from_dict(card.to_dict()) == card
 

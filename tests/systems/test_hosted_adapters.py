@@ -195,7 +195,8 @@ def test_every_bundled_hosted_card_has_its_defining_settings_here() -> None:
         c.name for c in cards if c.family is Family.HOSTED and c.adapter != "openai-compatible"
     }
     eager = {f"gpt-realtime-semantic-{e}-all" for e in EAGERNESS}  # test_semantic_eagerness.py
-    detector = {"gpt-realtime-detector", "gpt-realtime-semantic-detector"}  # curves/test_detector
+    # curves/test_detector.py
+    detector = {"gpt-realtime-detector", "gpt-realtime-semantic-detector", "gemini-live-detector"}
     assert hosted == set(PAPER) | set(AUDIO_TWINS) | eager | detector
     assert set(PAPER) == set(HOSTED)
     assert len(PAPER) == 5

@@ -76,11 +76,13 @@ def curve_command(
 
     Each point's live audio is heard once by the card's VAD; every setting then replays the
     cascade's endpoints and replies on it without recognising or voicing anything, so twenty
-    settings cost about what one run of the card costs. A Smart Turn card sweeps its VAD's
-    stop and the model's threshold the same way, the model judging each stretch of speech once.
-    Writes WORKDIR/curves/CARD.json and .csv: per setting, the hold rate at pauses and the
-    median turn-end decision latency; the report of any run on these points draws the curve
-    with the run's own systems on it.
+    settings cost about what one run of the card costs. A Smart Turn card sweeps its VAD's stop
+    and the model's threshold the same way, the model judging each stretch of speech once. A
+    hosted detector card (gpt-realtime-detector, gpt-realtime-semantic-detector,
+    gemini-live-detector) runs one session per setting instead and reads where the API itself
+    said the speech stopped. Writes WORKDIR/curves/CARD.json and .csv: per setting, the hold
+    rate at pauses and the median turn-end decision latency; the report of any run on these
+    points draws the curve with the run's own systems on it.
     """
     (card,) = load_cards((system,), systems_dir)
     if is_detector(card):
@@ -115,7 +117,7 @@ def show_curve(curve: Curve) -> None:
     for s in curve.settings:
         rate = "-" if s.hold_rate is None else f"{s.hold_rate:.2f} ({s.held}/{s.pauses})"
         latency = "-" if s.decision_latency_s is None else f"{s.decision_latency_s:.3f}"
-        threshold = "-" if s.setting else f"{s.threshold:g}"
+        threshold = "-" if s.threshold is None else f"{s.threshold:g}"
         table.add_row(s.label, threshold, rate, latency, " ".join(s.cards))
     out.print(table)
     if curve.person_latency_s is not None:

@@ -2,9 +2,11 @@
 
 A detector-only card keeps the API's turn detection on at every point and asks it never to
 answer (``create_response`` and ``interrupt_response`` false, ``params.endpointing = "all"``):
-the API still reports where it heard speech start and stop. One variant of the card per
-setting is run at the pause and turn-end points; a pause is held where no ``speech_stopped``
-came inside it, and the decision latency is the first after the turn end
+the API still reports where it heard speech start and stop. Gemini cannot be told not to answer;
+its detector card asks for ``voiceActivity`` reports instead (``params.explicit_vad_signal``),
+and its answers are recorded and left out of the curve. One variant of the card per setting is
+run at the pause and turn-end points; a pause is held where no reported stop came inside
+it, and the decision latency is the first after the turn end
 (docs/architecture.md "Trade-off curves").
 """
 
@@ -26,11 +28,16 @@ from pmc.points import MANIFEST_FILE, Point, PointKind, points_dir, read_points
 from pmc.progress import Start
 from pmc.systems import SystemCard
 
-DETECTOR_ADAPTERS = ("openai-realtime", "grok-voice", "openai-compatible")
+OPENAI_DETECTORS = ("openai-realtime", "grok-voice", "openai-compatible")
 """Adapters whose APIs report their VAD's decisions as events (OpenAI's event vocabulary)."""
+GEMINI = "gemini-live"
+DETECTOR_ADAPTERS = (*OPENAI_DETECTORS, GEMINI)
 SPEECH_STOPPED = "input_audio_buffer.speech_stopped"
 """The event in which the API says its VAD heard speech stop: its endpointer's decision."""
+ACTIVITY_END = "ACTIVITY_END"
+"""Gemini's ``voiceActivity.voiceActivityType`` when its activity detection heard speech end."""
 SILENCE_KEY = "silence_duration_ms"
+GEMINI_SILENCE_KEY = "silenceDurationMs"
 THRESHOLD_KEY = "threshold"
 EAGERNESS_KEY = "eagerness"
 EAGERNESS = ("low", "medium", "high", "auto")
@@ -39,17 +46,20 @@ EAGERNESS = ("low", "medium", "high", "auto")
 
 def is_detector(card: SystemCard) -> bool:
     """Whether ``card`` is a detector-only card: events, never a generated answer."""
-    turns = card.turn_detection
-    return (
-        card.adapter in DETECTOR_ADAPTERS
-        and turns.get("create_response") is False
-        and card.endpoints_everywhere
-    )
+    if not card.endpoints_everywhere:
+        return False
+    if card.adapter == GEMINI:
+        return card.params.get("explicit_vad_signal") is True
+    return card.adapter in OPENAI_DETECTORS and card.turn_detection.get("create_response") is False
+
+
+def _silence_key(card: SystemCard) -> str:
+    return GEMINI_SILENCE_KEY if card.adapter == GEMINI else SILENCE_KEY
 
 
 def variant(card: SystemCard, silence_ms: float, threshold: float | None) -> SystemCard:
     """The card at one setting, named after it, at the pause and turn-end points only."""
-    turns = {**card.turn_detection, SILENCE_KEY: silence_ms}
+    turns = {**card.turn_detection, _silence_key(card): silence_ms}
     name = f"{card.name}-{silence_ms:g}ms"
     if threshold is not None:
         turns[THRESHOLD_KEY] = threshold
@@ -78,6 +88,13 @@ def _variants(
 ) -> list[SystemCard]:
     """A variant per setting: server VAD's windows (and thresholds), or semantic eagerness."""
     kind = card.turn_detection.get("type")
+    if card.adapter == GEMINI:
+        if thresholds or eagerness:
+            raise PmcError(
+                f"system card {card.name}: Gemini's activity detection is swept over its "
+                "silence window only (it has no threshold or eagerness)"
+            )
+        return [variant(card, float(ms), None) for ms in silence_ms]
     if kind == "semantic_vad":
         unknown = sorted(set(eagerness) - set(EAGERNESS))
         if unknown:
@@ -110,8 +127,9 @@ def detector_sweep(
     if not is_detector(card):
         raise PmcError(
             f"system card {card.name}: a hosted card is swept from its own VAD events only in "
-            f"detector mode ([turn_detection] create_response = false, [params] endpointing = "
-            f'"all") on {", ".join(DETECTOR_ADAPTERS)}'
+            f'detector mode ([params] endpointing = "all", and [turn_detection] '
+            f"create_response = false on {', '.join(OPENAI_DETECTORS)}, or [params] "
+            f"explicit_vad_signal = true on {GEMINI})"
         )
     variants = _variants(card, silence_ms, thresholds, eagerness)
     run_id = f"curve-{card.name}"
@@ -134,10 +152,11 @@ def detector_sweep(
                 decided.append(min(later))
         turns = v.turn_detection
         semantic = turns.get("type") == "semantic_vad"
+        threshold = None if semantic or v.adapter == GEMINI else turns.get(THRESHOLD_KEY, 0.5)
         settings.append(
             CurvePoint(
-                None if semantic else float(turns[SILENCE_KEY]),
-                float(turns.get(THRESHOLD_KEY, 0.5)),
+                None if semantic else float(turns[_silence_key(v)]),
+                None if threshold is None else float(threshold),
                 pauses,
                 held,
                 sum(p.kind is PointKind.TURN_END for p in points),
@@ -161,10 +180,21 @@ def _pause_s(point: Point) -> float:
 
 
 def _stops(trace: dict[str, Any], point: Point) -> list[float]:
-    """The API's ``speech_stopped`` events in a trace, as delays after the point's boundary."""
+    """When the API said speech stopped, on arrival, as delays after the point's boundary.
+
+    OpenAI's ``speech_stopped`` event or Gemini's ``voiceActivity`` ``ACTIVITY_END``: both on
+    their arrival, the moment a client could act on the decision.
+    """
     t0 = int(trace["t0_ns"])
     return [
         (int(o["arrival_ns"]) - t0) / 1e9 - point.boundary_stream_s
         for o in trace.get("outputs", [])
-        if o["kind"] == "signal" and o["detail"].get("type") == SPEECH_STOPPED
+        if o["kind"] == "signal" and _is_stop(o["detail"])
     ]
+
+
+def _is_stop(detail: dict[str, Any]) -> bool:
+    activity = detail.get("voiceActivity")
+    if isinstance(activity, dict):
+        return activity.get("voiceActivityType") == ACTIVITY_END
+    return detail.get("type") == SPEECH_STOPPED

@@ -8,7 +8,8 @@ from typing import Any
 from pmc import io
 
 CURVE_SCHEMA_VERSION = 2
-"""2: a setting may be a word (``setting``: semantic VAD's eagerness), with no silence window."""
+"""2: a setting may be a word (``setting``: semantic VAD's eagerness), with no silence window,
+and a detector may have no threshold."""
 READABLE_VERSIONS = (1, 2)
 CURVES_DIR = "curves"
 """Where a working directory keeps its curves (``WORKDIR/curves/<card>.json``)."""
@@ -21,7 +22,8 @@ class CurvePoint:
     Attributes:
         silence_ms: The silence window (Smart Turn: its VAD's stop); None where the setting is
             a word.
-        threshold: The speech threshold (Smart Turn: the model's, on its probability).
+        threshold: The speech threshold (Smart Turn: the model's, on its probability); None
+            where the detector has none (semantic VAD, Gemini).
         pauses: Pause points replayed.
         held: Of them, those where no reply's speech fell inside the pause.
         turn_ends: Turn-end points replayed.
@@ -32,7 +34,7 @@ class CurvePoint:
     """
 
     silence_ms: float | None
-    threshold: float
+    threshold: float | None
     pauses: int
     held: int
     turn_ends: int
@@ -71,9 +73,10 @@ class CurvePoint:
         """Inverse of :meth:`to_dict`."""
         latency = data.get("decision_latency_s")
         silence = data.get("silence_ms")
+        threshold = data.get("threshold")
         return cls(
             None if silence is None else float(silence),
-            float(data["threshold"]),
+            None if threshold is None else float(threshold),
             int(data["pauses"]),
             int(data["held"]),
             int(data["turn_ends"]),

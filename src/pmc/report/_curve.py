@@ -64,7 +64,8 @@ def _rounded(value: float | None) -> float | None:
 def _card_setting(card: SystemCard) -> str:
     """A run's card's own setting on its curve: its window, Smart Turn's VAD stop, or eagerness."""
     turns = card.turn_detection
-    for key, scale in (("silence_ms", 1), ("silence_duration_ms", 1), ("vad_stop_secs", 1000)):
+    keys = (("silence_ms", 1), ("silence_duration_ms", 1), ("silenceDurationMs", 1))
+    for key, scale in (*keys, ("vad_stop_secs", 1000)):
         if key in turns:
             return f"{float(turns[key]) * scale:g} ms"
     return str(turns.get("eagerness", "-"))
@@ -82,7 +83,7 @@ def curve_table(data: RunData) -> Table | None:
                 (
                     f"{curve.card} swept",
                     s.label,
-                    "-" if s.setting else f"{s.threshold:g}",
+                    "-" if s.threshold is None else f"{s.threshold:g}",
                     _rounded(s.hold_rate),
                     _rounded(s.decision_latency_s),
                     " ".join(s.cards),
@@ -121,7 +122,8 @@ def write_curve_figure(folder: Path, data: RunData) -> Figure | None:
     ax = plot.subplots()
     person = None
     for curve in curves:
-        for threshold in sorted({s.threshold for s in curve.settings}):
+        thresholds = {s.threshold for s in curve.settings}
+        for threshold in sorted(thresholds, key=lambda t: -1.0 if t is None else t):
             line = [
                 (s.decision_latency_s, s.hold_rate, (s.setting,) if s.setting else s.cards)
                 for s in curve.settings
@@ -131,8 +133,9 @@ def write_curve_figure(folder: Path, data: RunData) -> Figure | None:
             ]
             xs = [float(x) for x, _, _ in line if x is not None]
             ys = [float(y) for _, y, _ in line if y is not None]
-            words = any(s.setting for s in curve.settings)
-            label = f"{curve.card} swept" + ("" if words else f", threshold {threshold:g}")
+            label = f"{curve.card} swept"
+            if threshold is not None and len(thresholds) > 1:
+                label += f", threshold {threshold:g}"
             ax.plot(xs, ys, marker=".", label=label)
             for x, y, cards in zip(xs, ys, [c for _, _, c in line], strict=True):
                 for name in cards:

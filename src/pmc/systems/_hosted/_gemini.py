@@ -67,6 +67,10 @@ class GeminiParams(HostedParams):
     """Gemini's ``realtimeInputConfig.activityHandling``."""
     input_rate: int = 24_000
     """The rate live audio is sent at."""
+    explicit_vad_signal: bool = False
+    """Ask for ``voiceActivity`` messages, where the server's activity detection says it heard
+    speech start and end (``setup.explicitVadSignal``; Vertex AI's Live API, not the Developer
+    API): a detector card's events (docs/architecture.md "Trade-off curves")."""
 
 
 @register_adapter("gemini-live")
@@ -76,7 +80,7 @@ class GeminiLive(HostedAdapter):
     Card settings: ``endpoint`` (the BidiGenerateContent websocket), ``api_key_env``,
     ``[turn_detection]`` (the ``automaticActivityDetection`` settings used at pause points,
     camelCase), ``params.model``, ``params.voice``, ``params.activity_handling``,
-    ``params.input_rate``.
+    ``params.input_rate``, ``params.explicit_vad_signal``.
     """
 
     VERSION = "2"
@@ -112,18 +116,17 @@ class GeminiLive(HostedAdapter):
         else:
             realtime = {"automaticActivityDetection": {"disabled": True}}
         voice = {"voiceConfig": {"prebuiltVoiceConfig": {"voiceName": self.voice}}}
-        return [
-            {
-                "setup": {
-                    "model": self.model,
-                    "generationConfig": {"responseModalities": ["AUDIO"], "speechConfig": voice},
-                    "systemInstruction": {"parts": [{"text": preload.identity_prompt}]},
-                    "outputAudioTranscription": {},
-                    "realtimeInputConfig": realtime,
-                    "historyConfig": {"initialHistoryInClientContent": True},
-                }
-            }
-        ]
+        setup: dict[str, Any] = {
+            "model": self.model,
+            "generationConfig": {"responseModalities": ["AUDIO"], "speechConfig": voice},
+            "systemInstruction": {"parts": [{"text": preload.identity_prompt}]},
+            "outputAudioTranscription": {},
+            "realtimeInputConfig": realtime,
+            "historyConfig": {"initialHistoryInClientContent": True},
+        }
+        if self.params.explicit_vad_signal:
+            setup["explicitVadSignal"] = True
+        return [{"setup": setup}]
 
     def is_ack(self, message: dict[str, Any]) -> bool:
         """``setupComplete`` acknowledges ``setup``."""

@@ -6,10 +6,13 @@ PCM16 at the rate its ``mimeType`` names (Gemini resamples any rate; it must not
 session). With automatic activity detection the fake's endpointer ends the turn (its
 ``prefixPaddingMs`` is the speech needed before a start counts, ``silenceDurationMs`` the
 silence that ends it); with it disabled the client marks the turn with ``activityStart`` and
-``activityEnd``. Answers come as ``serverContent.modelTurn`` parts (several per message, split
-at odd byte counts) with ``outputTranscription``; a barge-in is ``serverContent.interrupted``.
-Gemini reports a bad client message by closing the socket (code 1007), as the fake does; it
-pushes back the same way (1013 for a rate limit; ``goAway`` then 1001 for a session it ends).
+``activityEnd``. With ``explicitVadSignal`` in the setup (Vertex AI's Live API) the fake reports
+its endpointer's decisions as ``voiceActivity`` messages (``ACTIVITY_START``/``ACTIVITY_END``,
+with the ``audioOffset`` they refer to); otherwise it says nothing of them. Answers come as
+``serverContent.modelTurn`` parts (several per message, split at odd byte counts) with
+``outputTranscription``; a barge-in is ``serverContent.interrupted``. Gemini reports a bad
+client message by closing the socket (code 1007), as the fake does; it pushes back the same way
+(1013 for a rate limit; ``goAway`` then 1001 for a session it ends).
 """
 
 from __future__ import annotations
@@ -19,12 +22,15 @@ import re
 from typing import Any
 
 from pmc.testing.hosted._behaviour import AnswerRecord, HistoryItem
-from pmc.testing.hosted._endpointer import SPEECH_RMS, WINDOW_MS, VadEvent
+from pmc.testing.hosted._endpointer import SPEECH_RMS, WINDOW_MS, Change, VadEvent
 from pmc.testing.hosted._pcm import decode_pcm16
 from pmc.testing.hosted._session import FakeSession
 from pmc.testing.hosted._voice import b64
 
 INPUT_MIME = re.compile(r"audio/pcm;rate=(\d+)")
+MODEL = re.compile(r"(projects/[^/]+/locations/[^/]+/)?(publishers/google/)?models/[^/]+")
+"""The Developer API's ``models/X``, or Vertex AI's
+``[projects/P/locations/L/]publishers/google/models/X``."""
 OUTPUT_MIME = "audio/pcm;rate=24000"
 DEFAULT_SILENCE_MS = 500
 """Silence that ends a turn when ``silenceDurationMs`` is not set (the fake's choice)."""
@@ -51,6 +57,7 @@ class GeminiFakeSession(FakeSession):
         self.activity_open = False
         self.activity_start_s = 0.0
         self.declared_rate: int | None = None
+        self.explicit_vad = False
 
     async def opened(self) -> None:
         """Nothing: the client speaks first (``setup``)."""
@@ -78,8 +85,8 @@ class GeminiFakeSession(FakeSession):
     async def on_setup(self, setup: dict[str, Any]) -> None:
         """Check the setup, configure activity detection, answer ``setupComplete``."""
         model = setup.get("model")
-        if not isinstance(model, str) or not model.startswith("models/"):
-            await self.reject("setup.model must be 'models/...'")
+        if not isinstance(model, str) or not MODEL.fullmatch(model):
+            await self.reject("setup.model must be 'models/...' or Vertex's '.../models/...'")
             return
         modalities = setup.get("generationConfig", {}).get("responseModalities")
         if modalities != ["AUDIO"]:
@@ -87,6 +94,7 @@ class GeminiFakeSession(FakeSession):
             return
         self.set_up = True
         self.record.settings = setup
+        self.explicit_vad = setup.get("explicitVadSignal") is True
         realtime = setup.get("realtimeInputConfig", {})
         detection = realtime.get("automaticActivityDetection", {})
         self.manual = bool(detection.get("disabled", False))
@@ -178,7 +186,13 @@ class GeminiFakeSession(FakeSession):
                 self.request_answer("activity_end", now, now)
 
     async def send_speech(self, event: VadEvent) -> None:
-        """Nothing: Gemini does not report its activity detection to the client."""
+        """``voiceActivity`` where the setup asked for it; otherwise nothing (Gemini's default)."""
+        if not self.explicit_vad:
+            return
+        kind = "ACTIVITY_START" if event.change is Change.STARTED else "ACTIVITY_END"
+        at_s = self._vad_origin_s + event.at / self.rate
+        offset = f"{at_s:.3f}s"  # a protobuf Duration, as JSON writes one
+        await self.send({"voiceActivity": {"voiceActivityType": kind, "audioOffset": offset}})
 
     async def send_answer_start(self, answer: AnswerRecord, answer_id: str) -> None:
         """Nothing: audio parts simply start coming."""
