@@ -39,6 +39,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"harness", "review_app"}),
     frozenset({"scoring", "calibration", "curves"}),
     frozenset({"report"}),
+    frozenset({"check"}),  # CI's checks of a run's report and of a run against its baseline
     frozenset({"pipeline"}),  # every stage in one call (pmc demo)
     frozenset({"testing"}),
     frozenset({"bench"}),

@@ -6,10 +6,13 @@ import hashlib
 import json
 import os
 import tempfile
+import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
+
+from pmc.errors import InputError
 
 FILE_MODE = 0o644
 TEMP_SUFFIX = ".tmp"
@@ -74,6 +77,16 @@ def write_bytes(path: Path, data: bytes) -> None:
 def read_json(path: Path) -> Any:
     """Read a JSON file written by :func:`write_json`."""
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file as a table; an unreadable or invalid file is an InputError naming it."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(path, f"invalid TOML ({exc})") from None
+    except OSError as exc:
+        raise InputError(path, f"cannot read ({exc.strerror})") from None
 
 
 def sha256_file(path: Path) -> str:

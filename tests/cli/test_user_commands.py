@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,10 +21,11 @@ from click.testing import CliRunner
 from pmc.cli import cli
 from pmc.curves import Curve
 from pmc.demo import DEMO_SOURCE_DIR
-from pmc.points import PointKind
+from pmc.points import PointKind, read_points
 from pmc.report import load_run
 from pmc.report._curve import measured
 from pmc.systems import bundled_cards
+from tests.systems.conftest import linked_points
 
 pytestmark = pytest.mark.slow
 
@@ -165,21 +167,38 @@ def _paired_rows(results: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any
     return {(r[0], r[1]): dict(zip(table["columns"], r, strict=True)) for r in table["rows"]}
 
 
-def test_compare_with_a_second_run(demo: Demo, tmp_path: Path) -> None:
-    # The second run: endpointer-300 answering 1.5 s after the endpoint instead of 1 s.
+PLANTED_DELAY_MS = 300
+"""The second run's endpointer-300 answers this much later than the bundled card."""
+
+
+@dataclass(frozen=True)
+class Slower:
+    """The second run of the slice, and what ``pmc run`` printed making it."""
+
+    run_dir: Path
+    output: str
+
+
+@pytest.fixture(scope="module")
+def slower(demo: Demo, tmp_path_factory: pytest.TempPathFactory) -> Slower:
+    """endpointer-300 again, answering 1.3 s after the endpoint instead of 1 s, scored."""
     card = (SYSTEMS / "endpointer-300.toml").read_text()
     assert "reply_latency_ms = 1000\n" in card
-    systems = tmp_path / "systems"
-    systems.mkdir()
-    slower = card.replace("reply_latency_ms = 1000\n", "reply_latency_ms = 1500\n")
-    (systems / "endpointer-300.toml").write_text(slower)
+    systems = tmp_path_factory.mktemp("slower-systems")
+    later = f"reply_latency_ms = {1000 + PLANTED_DELAY_MS}\n"
+    (systems / "endpointer-300.toml").write_text(card.replace("reply_latency_ms = 1000\n", later))
     w = demo.workdir
     args = ("--workdir", w, "--systems-dir", systems, "--system", "endpointer-300")
     ran = _pmc("run", *args, "--run-id", "slower")
-    # The card of the same name as a bundled one is used in its place, never silently.
-    assert "replaces the bundled card 'endpointer-300'" in ran
     other = w / "runs" / "slower"
     _pmc("score", "--run", other, "--asr", "faster-whisper:tiny.en")
+    return Slower(other, ran)
+
+
+def test_compare_with_a_second_run(demo: Demo, slower: Slower, tmp_path: Path) -> None:
+    # The card of the same name as a bundled one is used in its place, never silently.
+    assert "replaces the bundled card 'endpointer-300'" in slower.output
+    w, other = demo.workdir, slower.run_dir
 
     out = tmp_path / "report"
     _pmc("report", "--run", demo.run_dir, "--compare", other, "--out", out, "--resamples", 100)
@@ -200,6 +219,106 @@ def test_compare_with_a_second_run(demo: Demo, tmp_path: Path) -> None:
     mean = sum(a[p] - b[p] for p in shared) / len(shared)
     assert mean < 0  # the slower card answers later
     assert row["mean latency A - B, s [95% CI]"].startswith(f"{mean:+.2f} [")
+
+
+CHECKS = """
+[[bound]]
+system = "endpointer-300"
+metric = "failed"
+at_most = 0
+
+[[bound]]
+kind = "pause"
+metric = "hold"
+at_least = 0.0
+
+[[regression]]
+system = "endpointer-300"
+measure = "latency_s"
+margin = 0.1
+"""
+
+
+def _check(*args: str | Path | int) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["check", *(str(a) for a in args), "--resamples", "100"])
+    assert "Traceback" not in result.output
+    return result.exit_code, result.output
+
+
+def _cases(junit: Path) -> list[ET.Element]:
+    (suite,) = ET.parse(junit).getroot().findall("testsuite")
+    return suite.findall("testcase")
+
+
+def test_check_passes_the_run_against_itself_and_fails_the_planted_delay(
+    demo: Demo, slower: Slower, tmp_path: Path
+) -> None:
+    checks = tmp_path / "checks.toml"
+    checks.write_text(CHECKS)
+    data = load_run(demo.run_dir)
+    under_test = [s for s in data.systems if data.references[s] is None]
+    kinds = len(data.kinds("endpointer-300"))
+
+    junit = tmp_path / "self.xml"
+    status, output = _check(
+        demo.run_dir, "--checks", checks, "--baseline", demo.run_dir, "--junit", junit
+    )
+    assert status == 0, output
+    # One case per check: bound 1 at each of endpointer-300's kinds, bound 2 per system under
+    # test at pauses, the regression once.
+    cases = _cases(junit)
+    assert len(cases) == kinds + len(under_test) + 1
+    assert all(c.find("failure") is None for c in cases)
+    assert f"{len(cases)} passed, 0 failed" in output
+
+    junit = tmp_path / "slower.xml"
+    status, output = _check(
+        slower.run_dir, "--checks", checks, "--baseline", demo.run_dir, "--junit", junit
+    )
+    assert status == 1, output
+    a, b = (
+        _latencies(r / "scores" / "endpointer-300.jsonl") for r in (slower.run_dir, demo.run_dir)
+    )
+    shared = sorted(set(a) & set(b))
+    mean = sum(a[p] - b[p] for p in shared) / len(shared)
+    assert mean == pytest.approx(PLANTED_DELAY_MS / 1000, abs=0.03)
+    failed = [c for c in _cases(junit) if c.find("failure") is not None]
+    assert [c.get("name") for c in failed] == ["regression 1: latency_s not higher by > 0.1"]
+    failure = failed[0].find("failure")
+    assert failure is not None
+    message = str(failure.get("message"))
+    assert message.startswith(f"latency_s {mean:+.3g} [")
+    assert message.endswith(f"against demo-1, over {len(shared)} points: worse by more than 0.1")
+    assert f"{len(_cases(junit)) - 1} passed, 1 failed" in output
+
+
+def test_check_refuses_a_baseline_on_other_points_with_its_own_status(
+    demo: Demo, tmp_path: Path
+) -> None:
+    """A run of the slice's pauses alone: another points manifest than the demo run's."""
+    w = tmp_path / "w"
+    w.mkdir()
+    for entry in demo.workdir.iterdir():
+        if entry.name not in ("runs", "points"):
+            (w / entry.name).symlink_to(entry)
+    pauses = [p for p in read_points(demo.workdir) if p.kind is PointKind.PAUSE]
+    linked_points(demo.workdir, pauses, w)
+    _pmc("run", "--workdir", w, "--system", "endpointer-300", "--run-id", "pauses")
+    run = w / "runs" / "pauses"
+    _pmc("score", "--run", run, "--asr", "faster-whisper:tiny.en")
+    checks = tmp_path / "checks.toml"
+    checks.write_text(CHECKS)
+    status, output = _check(run, "--checks", checks, "--baseline", demo.run_dir)
+    assert status == 3
+    assert "are not on the same points" in output
+    # Its bounds alone it can be checked on; a results.json holds no points to pair.
+    bounds = tmp_path / "bounds.toml"
+    bounds.write_text(CHECKS.split("[[regression]]")[0])
+    assert _check(run, "--checks", bounds)[0] == 0
+    results = demo.run_dir / "report" / "results.json"
+    assert _check(results, "--checks", bounds, "--junit", tmp_path / "r.xml")[0] == 0
+    status, output = _check(results, "--checks", checks, "--baseline", demo.run_dir)
+    assert status == 3 and "needs the run folder" in output
 
 
 def _latencies(scores: Path) -> dict[str, float]:

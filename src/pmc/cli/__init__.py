@@ -10,6 +10,7 @@ from pmc import __version__
 from pmc.cli._bench import bench
 from pmc.cli._bench_cluster import bench_cluster_command
 from pmc.cli._calibrate import calibrate_gate_command
+from pmc.cli._check import check_command
 from pmc.cli._corpus import corpus
 from pmc.cli._curve import curve_command
 from pmc.cli._demo import demo
@@ -54,6 +55,7 @@ cli.add_command(run_command)
 cli.add_command(score_command)
 cli.add_command(report_command)
 cli.add_command(curve_command)
+cli.add_command(check_command)
 cli.add_command(calibrate_gate_command)
 cli.add_command(demo)
 cli.add_command(bench)

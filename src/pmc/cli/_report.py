@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from pmc.cli._ui import command_line, next_step, out
-from pmc.report import RESAMPLES, build_report
+from pmc.cli._ui import command_line, next_step, out, resamples_option, seed_option
+from pmc.report import build_report
 
 _RUN = click.Path(file_okay=False, exists=True, path_type=Path)
 
@@ -21,16 +21,8 @@ _RUN = click.Path(file_okay=False, exists=True, path_type=Path)
     type=_RUN,
     help="A second scored run: each system in both is compared on the points they share.",
 )
-@click.option(
-    "--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap resampling."
-)
-@click.option(
-    "--resamples",
-    type=click.IntRange(min=1),
-    default=RESAMPLES,
-    show_default=True,
-    help="Bootstrap resamples of conversations (paper appendix E: 2,000).",
-)
+@seed_option
+@resamples_option
 @click.option(
     "--out",
     "folder",

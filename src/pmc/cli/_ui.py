@@ -21,6 +21,7 @@ from rich.progress import (
 )
 
 from pmc.progress import Advance, Start
+from pmc.report import RESAMPLES
 
 out = Console(highlight=False)
 """Results (tables) go to standard output."""
@@ -40,6 +41,20 @@ systems_dir_option = click.option(
     default=None,
     help="A folder of your own system cards, found by name beside the bundled ones; a card "
     "named like a bundled one replaces it, with a warning ('pmc systems list' shows them all).",
+)
+
+
+seed_option = click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap resampling."
+)
+
+
+resamples_option = click.option(
+    "--resamples",
+    type=click.IntRange(min=1),
+    default=RESAMPLES,
+    show_default=True,
+    help="Bootstrap resamples of conversations (paper appendix E: 2,000).",
 )
 
 

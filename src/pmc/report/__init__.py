@@ -11,19 +11,25 @@ files: Markdown, CSV, a versioned ``results.json`` (``_write``) and a static HTM
 with a stereo file to listen to from ``_listen``), put together by :func:`build_report`.
 """
 
+from pmc.report._ablation import MEASURES, Measure, Paired, paired
 from pmc.report._aggregate import RESAMPLES, Value, bootstrap, metrics_for
+from pmc.report._compare import paired_interval
 from pmc.report._data import RunData, load_run
 from pmc.report._latency import PARTS, LatencyParts, latency_parts, latency_table
 from pmc.report._main import FirstLook, MainRow, first_look, main_table, row
 from pmc.report._stage import build_report
-from pmc.report._write import main_tables, markdown, write_main_table
+from pmc.report._write import RESULTS_JSON, main_tables, markdown, write_main_table
 
 __all__ = [
+    "MEASURES",
     "PARTS",
     "RESAMPLES",
+    "RESULTS_JSON",
     "FirstLook",
     "LatencyParts",
     "MainRow",
+    "Measure",
+    "Paired",
     "RunData",
     "Value",
     "bootstrap",
@@ -36,6 +42,8 @@ __all__ = [
     "main_tables",
     "markdown",
     "metrics_for",
+    "paired",
+    "paired_interval",
     "row",
     "write_main_table",
 ]

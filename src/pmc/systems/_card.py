@@ -7,12 +7,12 @@ rollouts may run at once. Its content is written into every rollout, so a run ca
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from pmc import io
 from pmc.errors import InputError, PmcError
 from pmc.io import schema_version
 
@@ -216,12 +216,7 @@ _KNOWN = {
 
 def load_card(path: Path) -> SystemCard:
     """Read and check one card; any problem names the file and the key."""
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(path, f"invalid TOML ({exc})") from None
-    except OSError as exc:
-        raise InputError(path, f"cannot read ({exc.strerror})") from None
+    data = io.read_toml(path)
     unknown = sorted(set(data) - _KNOWN)
     if unknown:
         raise InputError(path, f"unknown key(s): {', '.join(unknown)}")
