@@ -16,6 +16,7 @@ from __future__ import annotations
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -132,7 +133,23 @@ def test_a_hosted_system_listens_once_its_reply_starts_and_is_truncated_where_it
             least = BARGE_IN_DELAY_MS / 1000
             rollout = hosted.folder / "rollouts" / name / point.point_id / "0"
             quiet = _quiet_at_cut_s(rollout, stop_at)
-            _measured_is_own(clip, clip_at, heard, stopped, stop_at, late_s, least, quiet_s=quiet)
+            delivery = _delivery_s(trace, session.vad_on)
+            _measured_is_own(
+                clip, clip_at, heard, stopped, stop_at, late_s, least, quiet_s=quiet,
+                delivery_s=delivery,
+            )  # fmt: skip
             # As a client does, pmc told the server how much of the answer it played.
             truncated = "conversation.item.truncate" in session.received
             assert truncated is (name not in KEEPS_ENDPOINTER), name
+
+
+def _delivery_s(trace: dict[str, Any], vad_on: tuple[int, int] | None) -> float:
+    """How long the chunk that turned the fake's endpointer on took to reach it (0: none did).
+
+    Each live frame is one message, so the fake's n-th chunk is the trace's n-th input frame.
+    """
+    if vad_on is None:
+        return 0.0
+    chunk, arrival_ns = vad_on
+    _, _, sent_ns = trace["inputs"][chunk - 1]
+    return max(0.0, (int(arrival_ns) - int(sent_ns)) / 1e9)

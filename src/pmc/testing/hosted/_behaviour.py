@@ -267,6 +267,11 @@ class SessionRecord:
             monotonic clock, so this is comparable with a trace's ``t0_ns``.
         messages: Every client message as received (JSON text), for conformance checks; None
             unless the server was asked to keep them.
+        chunks: Live audio messages received.
+        vad_on: The chunk (its number, from 1) that turned the endpointer on mid-session, and
+            when it arrived (None: on from the start). The endpointer's stream time is taken
+            from that arrival, so it carries the chunk's delivery delay, which a test measures
+            against when the harness sent it.
     """
 
     session_id: str
@@ -286,3 +291,5 @@ class SessionRecord:
     audio_s: float = 0.0
     origin_ns: int | None = None
     messages: list[str] | None = None
+    chunks: int = 0
+    vad_on: tuple[int, int] | None = None

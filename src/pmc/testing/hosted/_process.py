@@ -58,7 +58,7 @@ def _behaviour_from(data: dict[str, Any]) -> FakeBehaviour:
     return FakeBehaviour(**{**data, "delta_bytes": tuple(data["delta_bytes"])})
 
 
-_NESTED = ("answers", "speech", "speech_sent", "history")
+_NESTED = ("answers", "speech", "speech_sent", "history", "vad_on")
 
 
 def _record_from(data: dict[str, Any]) -> SessionRecord:
@@ -66,6 +66,8 @@ def _record_from(data: dict[str, Any]) -> SessionRecord:
     record.speech = [(str(change), float(at)) for change, at in data["speech"]]
     record.speech_sent = [(str(change), float(at)) for change, at in data["speech_sent"]]
     record.answers = [AnswerRecord(**answer) for answer in data["answers"]]
+    on = data.get("vad_on")
+    record.vad_on = None if on is None else (int(on[0]), int(on[1]))
     record.history = [
         HistoryItem(h["role"], h["text"], base64.b64decode(h["pcm"]), h["rate"])
         for h in data["history"]

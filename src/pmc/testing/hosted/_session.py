@@ -198,6 +198,7 @@ class FakeSession(ABC):
     async def audio(self, samples: FloatArray) -> None:
         """Live input: advance the stream clock and let the endpointer decide."""
         arrival = time.monotonic_ns()
+        self.record.chunks += 1
         self.samples += len(samples)
         origin = arrival - self.samples * NS_PER_S // self.rate
         self.origin_ns = origin if self.origin_ns is None else min(self.origin_ns, origin)
@@ -208,6 +209,7 @@ class FakeSession(ABC):
             # Turned on mid-session (after an end of input), it counts from this chunk, which
             # need not follow the last one.
             self._vad_origin_s = self.stream_s(arrival) - len(samples) / self.rate
+            self.record.vad_on = (self.record.chunks, arrival)
             self._recent = np.zeros(0, dtype=np.float32)
         if self.endpointer is None:
             return
