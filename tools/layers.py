@@ -27,7 +27,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     # Shared modules under every stage.
     frozenset(
         {"", "errors", "progress", "io", "clock", "audio", "gate", "table", "registry", "cluster"}
-        | {"asr", "tts", "llm"}
+        | {"asr", "tts", "llm", "models", "provenance"}
     ),
     frozenset({"duplex_server"}),  # the full-duplex server; its wire format is shared with clients
     frozenset({"systems"}),  # cards and adapters, beside the stages, used by the harness
@@ -39,7 +39,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"harness", "review_app"}),
     frozenset({"scoring", "calibration", "curves"}),
     frozenset({"report"}),
-    frozenset({"check"}),  # CI's checks of a run's report and of a run against its baseline
+    frozenset({"check", "leaderboard"}),  # CI checks of a run; many runs side by side
     frozenset({"pipeline"}),  # every stage in one call (pmc demo)
     frozenset({"testing"}),
     frozenset({"bench"}),

@@ -16,6 +16,7 @@ from typing import Any
 
 from pmc.audio import SAMPLE_RATE, FloatArray, resample
 from pmc.errors import PmcError
+from pmc.models import Model, verify
 from pmc.registry import Registry
 
 WHISPER_RATE = 16_000
@@ -55,6 +56,19 @@ TRANSCRIBERS: Registry[Callable[[str], Transcriber]] = Registry("speech recognis
 """Speech recognisers by engine name; a factory ``f(model) -> Transcriber`` (``name:model``)."""
 register_transcriber = TRANSCRIBERS.register
 """Decorator: register a transcriber factory under an engine name."""
+
+
+BUNDLED_WHISPER = {"tiny.en": Model.WHISPER_TINY_EN, "base": Model.WHISPER_BASE}
+"""The Whisper models pmc carries, by the name a setting gives them."""
+
+
+def models_of(spec: str) -> tuple[Model, ...]:
+    """The bundled models a recogniser setting loads (none for a folder or a hub name)."""
+    name, _, setting = spec.partition(":")
+    if name != "faster-whisper":
+        return ()
+    bundled = BUNDLED_WHISPER.get(setting.partition("@")[0] or "tiny.en")
+    return () if bundled is None else (bundled,)
 
 
 def create_transcriber(spec: str = DEFAULT_ASR) -> Transcriber:
@@ -132,6 +146,9 @@ def load_whisper_model(model: str = "tiny.en", threads: int = 2, device: str = C
         from faster_whisper import WhisperModel
     except ImportError:  # pragma: no cover - part of the default install
         raise PmcError("speech recognition needs faster-whisper: pip install pmc") from None
+    bundled = BUNDLED_WHISPER.get(model)
+    if bundled is not None:
+        verify(bundled)  # the weights the scores were calibrated on, or a clear refusal
     files = _bundled_files(model)
     return WhisperModel(
         model if files else _resolve_model(model),
@@ -198,6 +215,7 @@ def faster_whisper(setting: str, default: str, threads: int = 2) -> FasterWhispe
 
 
 __all__ = [
+    "BUNDLED_WHISPER",
     "CPU",
     "DEFAULT_ASR",
     "TRANSCRIBERS",
@@ -208,5 +226,6 @@ __all__ = [
     "create_transcriber",
     "faster_whisper",
     "load_whisper_model",
+    "models_of",
     "register_transcriber",
 ]

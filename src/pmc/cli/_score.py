@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -10,6 +11,7 @@ from rich.table import Table
 from pmc.cli._ui import command_line, next_step, out, progress_bar, ray_option
 from pmc.gate import GateParams, OnsetRule
 from pmc.harness import Run
+from pmc.models import ALLOW_ENV
 from pmc.report import first_look, load_run
 from pmc.scoring import (
     DEFAULT_SCORING_ASR,
@@ -78,6 +80,13 @@ from pmc.scoring import (
     help="With --ray: GPUs each worker takes; above 0 Whisper runs on CUDA (the recogniser's "
     "setting gains @cuda, so its scores are kept apart from CPU ones).",
 )
+@click.option(
+    "--allow-changed-models",
+    is_flag=True,
+    help="Score with a bundled model file that is not the one pmc was tested with, recording "
+    f"the difference in the scores' provenance (as {ALLOW_ENV}=1 does); by default such a "
+    "file is refused.",
+)
 def score_command(
     run_dir: Path,
     asr: str,
@@ -88,6 +97,7 @@ def score_command(
     systems: tuple[str, ...],
     ray_address: str | None,
     gpus_per_worker: float,
+    allow_changed_models: bool,
 ) -> None:
     """Score every rollout of a run: speech gate, words on the stream clock, every metric.
 
@@ -98,6 +108,8 @@ def score_command(
     """
     if gpus_per_worker and not ray_address:
         raise click.UsageError("--gpus-per-worker needs --ray")
+    if allow_changed_models:
+        os.environ[ALLOW_ENV] = "1"  # the scoring workers inherit it
     if gpus_per_worker and asr.startswith("faster-whisper") and "@" not in asr:
         asr = f"{asr}@cuda"
     settings = ScoreSettings(

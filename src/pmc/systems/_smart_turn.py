@@ -33,6 +33,7 @@ import soxr
 from pmc.audio import FloatArray, to_pcm16
 from pmc.clock import NS_PER_S, Clock, VirtualClock
 from pmc.errors import PmcError
+from pmc.models import Model, verify
 from pmc.systems._adapter import EventKind, LatencyMark, adapter_params, register_adapter
 from pmc.systems._card import SystemCard
 from pmc.systems._endpointer import REPLY_TEXT, number, speak_reply, voiced, warm_asr
@@ -113,6 +114,7 @@ def pipecat() -> dict[str, Any]:
         }
     except ImportError:
         raise PmcError(INSTALL_HINT) from None
+    verify(Model.SMART_TURN)
     modules["smart"].time = ROLLOUT_TIME
     return modules
 

