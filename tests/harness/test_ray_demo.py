@@ -21,7 +21,13 @@ import pytest
 from pmc import io
 from pmc.harness import RunSettings, run_rollouts, runs_dir
 from pmc.points import MANIFEST_FILE, Point, PointKind, read_points
-from pmc.scoring import ScoreSettings, ScoringCluster, run_scoring
+from pmc.scoring import (
+    PROVENANCE_SUFFIX,
+    ScoreSettings,
+    ScoringCluster,
+    read_provenance,
+    run_scoring,
+)
 from pmc.systems import bundled_cards, find_card
 from tests.conftest import REFERENCE_SYSTEMS, reference_settings
 from tests.harness.ray_nodes import TwoNodes
@@ -119,8 +125,18 @@ def test_scoring_on_ray_writes_the_local_score_files(
     local, remote = files(reference_run, "scores"), files(run, "scores")
     ids = {p.point_id for p in chosen}
     mine = {f"scores/{s}/{i}/0.json" for s in REFERENCE_SYSTEMS for i in ids}
-    assert set(remote) == mine | {f"scores/{s}.jsonl" for s in REFERENCE_SYSTEMS}
+    made = {f"scores/{s}{PROVENANCE_SUFFIX}" for s in REFERENCE_SYSTEMS}
+    assert set(remote) == mine | made | {f"scores/{s}.jsonl" for s in REFERENCE_SYSTEMS}
     assert [name for name in sorted(mine) if local[name] != remote[name]] == []
+    # Scored on Ray, the same card, settings and model files are recorded as scored here.
+    for system in REFERENCE_SYSTEMS:
+        here, there = (read_provenance(r, system) for r in (reference_run, run))
+        assert here is not None and there is not None
+        assert (here.card_sha256, here.score_settings, here.models) == (
+            there.card_sha256,
+            there.score_settings,
+            there.models,
+        )
     for system in REFERENCE_SYSTEMS:
         lines = local[f"scores/{system}.jsonl"].decode().splitlines(keepends=True)
         kept = [line for line in lines if json.loads(line)["point_id"] in ids]

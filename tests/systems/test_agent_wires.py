@@ -142,10 +142,12 @@ def test_barge_in_stops_the_played_track_where_the_agent_said(played: Played) ->
     later = [t for t in cleared[0].onsets_s if t > cleared[0].clears_s[0]]
     at, margin = round(at_s * rate), round((ON_TIME_S + held_off_s(trace)) * rate)
     until = round(later[0] * rate) - margin if later else len(track)
-    before = track[max(0, at - margin - rate // 10) : at - margin]
-    assert np.abs(before).max() > 100 * SILENT, "the answer was not sounding before the clear"
-    # cut, not finished: what played of it is well short of the whole answer
+    # All of what played of it, not its last 100 ms alone: on a loaded machine the margin grows
+    # and those 100 ms fell on the answer's lead-in or a gap between its words.
     first = round(cleared[0].onsets_s[0] * rate)
+    before = track[first + margin : at]
+    assert before.size and np.abs(before).max() > 100 * SILENT, "the answer did not sound"
+    # cut, not finished: what played of it is well short of the whole answer
     answer_s = len(answer_audio(AgentBehaviour().reply_text)) / SAMPLE_RATE
     assert (at - first) / rate < answer_s - 0.5, ((at - first) / rate, answer_s)
     assert until - (at + margin) > rate // 2, "too short a gap to tell"
