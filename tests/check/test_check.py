@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -10,12 +11,14 @@ import pytest
 
 from pmc.check import (
     Bound,
+    CannotCheck,
     Outcome,
     Regression,
     check_bounds,
     check_regressions,
     junit_xml,
     read_checks,
+    read_subject,
 )
 from pmc.errors import InputError
 from pmc.harness import HistorySource
@@ -178,3 +181,12 @@ def test_a_checks_file_reads_its_entries_and_its_baseline_beside_it(tmp_path: Pa
     assert checks.bounds == (Bound(1, "*", PointKind.PAUSE, "hold", 0.5, None),)
     assert checks.regressions == (Regression(1, "endpointer-300", "latency_s", 0.1),)
     assert checks.bounds[0].name == "hold >= 0.5"
+
+
+def test_a_malformed_results_file_cannot_be_checked(tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    path.write_text('{"main_table": [{"system": "a", "kind": "pause"}]}')
+    with pytest.raises(CannotCheck, match=r"not a report's results\.json"):
+        read_subject(path, 0, 10)
+    path.write_text(json.dumps({"main_table": ROWS}))
+    assert read_subject(path, 0, 10).rows == ROWS

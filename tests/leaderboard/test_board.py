@@ -86,3 +86,12 @@ def test_the_files_hold_every_row_and_a_run_without_a_report_is_left_out(tmp_pat
     assert [len(g["rows"]) for g in data["groups"]] == [2] and len(data["skipped"]) == 1
     page = (tmp_path / "board" / PAGE).read_text()
     assert 'href="../a/report/index.html"' in page and "<script>" in page
+
+
+def test_a_malformed_results_file_is_named_not_a_traceback(tmp_path: Path) -> None:
+    run = _run(tmp_path, "a", "p" * 64, TINY, 0.9)
+    (run / "report" / "results.json").write_text('{"run_id": "a", "main_table": [{"kind": 1}]}')
+    board = build_leaderboard([run, _run(tmp_path, "b", "p" * 64, TINY, 1.0)], tmp_path / "o")
+    (problem,) = board.skipped
+    assert str(problem).startswith(str(run / "report" / "results.json") + ": not a report's")
+    assert [e.run_id for g in board.groups for e in g.entries] == ["b", "b"]

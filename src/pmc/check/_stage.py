@@ -10,8 +10,8 @@ from typing import Any
 from pmc import io
 from pmc.check._evaluate import CannotCheck, CheckResult, check_bounds, check_regressions
 from pmc.check._spec import Checks
-from pmc.errors import PmcError
 from pmc.harness import RUN_FILE, Run
+from pmc.points import PointKind
 from pmc.report import RESULTS_JSON, RunData, load_run, main_table
 
 
@@ -36,10 +36,10 @@ def read_subject(path: Path, seed: int, resamples: int) -> Subject:
     """A run folder (its scores, the main table computed) or a report's ``results.json``."""
     if path.is_file():
         try:
-            rows = io.read_json(path)["main_table"]
-        except (PmcError, KeyError, TypeError) as exc:
-            raise CannotCheck(f"{path}: not a report's {RESULTS_JSON} ({exc})") from None
-        return Subject(str(path), list(rows))
+            rows = [_row(r) for r in io.read_json(path)["main_table"]]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise CannotCheck(f"{path}: not a report's {RESULTS_JSON} ({exc!r})") from None
+        return Subject(str(path), rows)
     if not (path / RUN_FILE).is_file():
         raise CannotCheck(f"{path}: neither a run folder (no {RUN_FILE}) nor a {RESULTS_JSON}")
     data = load_run(path)
@@ -50,6 +50,16 @@ def read_subject(path: Path, seed: int, resamples: int) -> Subject:
         )
     rows = [r.to_dict() for r in main_table(data, seed, resamples)]
     return Subject(data.run_id, rows, data, Run(path).record.points_manifest_sha256)
+
+
+def _row(row: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A main-table row as results.json holds it, its fields checked (KeyError, ValueError)."""
+    PointKind(row["kind"])
+    if not isinstance(row["system"], str) or not isinstance(row["values"], dict):
+        raise TypeError("a row's system must be a string and its values an object")
+    if not all(isinstance(row[k], int) for k in ("failed", "no_audio")):
+        raise TypeError("a row's failed and no_audio must be counts")
+    return row
 
 
 def run_checks(

@@ -140,15 +140,17 @@ def read_entries(run_dir: Path) -> list[Entry]:
     if not path.is_file():
         raise InputError(path, f"no report: run `pmc report --run {run_dir}` first")
     try:
-        results = io.read_json(path)
-        rows = results["main_table"]
-        run_id = str(results["run_id"])
-    except (ValueError, KeyError, TypeError) as exc:
+        return _entries(path, io.read_json(path))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise InputError(path, f"not a report's {RESULTS_JSON} ({exc!r})") from None
+
+
+def _entries(path: Path, results: dict[str, Any]) -> list[Entry]:
+    run_id = str(results["run_id"])
     made = results.get("provenance") or {}
     systems = made.get("systems") or {}
     by_system: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
+    for row in results["main_table"]:
         by_system.setdefault(str(row["system"]), []).append(row)
     return [
         Entry(
