@@ -63,6 +63,7 @@ share its ``RAY_TMPDIR`` and its connection)."""
 
 WAITING_LANES = (
     (
+        "tests/systems/test_agent_wires.py",
         "tests/systems/test_agent_talk_over.py",
         "tests/systems/test_hosted_pushback.py",
         "tests/systems/test_hosted_adapters.py",
@@ -94,7 +95,6 @@ ALONE_MODULES = (
     "tests/harness/test_known_timing.py",
     "tests/harness/test_ray_timing.py",
     "tests/systems/test_pipecat_bot.py",
-    "tests/systems/test_agent_wires.py",
 )
 """Every module with tests marked ``alone`` (each module marks them and says why): ``make test``
 runs these modules in their pytest of their own, so a test marked ``alone`` elsewhere would run
