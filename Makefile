@@ -21,9 +21,10 @@ PIP := $(UV) pip install --quiet --python $(BIN)/python
 DUPLEX_PIP := $(UV) pip install --quiet --python $(DUPLEX_BIN)/python
 # Test workers (pytest-xdist). The suite's work is mostly computing (Whisper, Piper, Ray), and
 # a third worker fills the cores while another waits on a real-time stream. Each module stays on
-# one worker (tests/conftest.py), so its fixtures are built once. tools/run-tests starts them at
-# once, builds lint and the duplex environment beside them, and runs the tests marked `alone` in
-# a pytest of their own at normal priority (README, "Development").
+# one worker (tests/conftest.py), so its fixtures are built once. tools/run-tests starts them
+# once the development tools are in (the duplex environment building beside from the start),
+# with lint beside them, the `waiting` lanes above their priority and the tests marked `alone`
+# in a pytest of their own at normal priority (README, "Development").
 TEST_WORKERS ?= 3
 
 .PHONY: demo test fresh-test lint format bench clean chromium duplex-env
@@ -31,7 +32,9 @@ TEST_WORKERS ?= 3
 demo: $(STAMP_RUN)
 	$(BIN)/pmc demo --workdir $(WORKDIR)
 
-test: $(STAMP_DEV)
+# tools/run-tests installs the development tools ($(STAMP_DEV)) itself, with the duplex
+# environment's build beside it from the start.
+test: $(UV)
 	@$(MAKE) --no-print-directory chromium
 	@bash tools/run-tests $(BIN) "$(MAKE)" $(TEST_WORKERS)
 

@@ -65,29 +65,32 @@ WAITING_LANES = (
     (
         "tests/systems/test_agent_wires.py",
         "tests/systems/test_agent_talk_over.py",
-        "tests/systems/test_hosted_pushback.py",
         "tests/systems/test_hosted_adapters.py",
         "tests/systems/test_duplex_talk_over.py",
         "tests/curves/test_detector.py",
         "tests/harness/test_passing_failures.py",
         "tests/systems/test_semantic_eagerness.py",
+        "tests/systems/test_hosted_pushback.py",
     ),
     (
-        "tests/systems/test_livekit.py",
         "tests/harness/test_stage.py",
         "tests/systems/test_hosted_talk_over.py",
-        "tests/systems/test_audio_history.py",
         "tests/systems/test_voicebench.py",
         "tests/systems/test_vllm_omni.py",
         "tests/systems/test_hosted_keys.py",
         "tests/systems/test_hosted_faults.py",
+        "tests/systems/test_audio_history.py",
+        "tests/systems/test_livekit.py",
     ),
 )
 """Modules that mostly wait on real-time streams, marked ``waiting``: ``make test`` runs each
-lane in a pytest of its own beside the workers, at the workers' priority, once the demo points
-are built (tools/run-tests). On a worker they held it while the cores had time to spare. As one
-lane they took 500 s on 2 cores and ended 100 s after the workers, with the cores mostly idle;
-split longest first into two lanes of about 250 s each (as measured on a fresh clone)."""
+lane in a pytest of its own beside the workers, from the start, at a priority above theirs
+(tools/run-tests). On a worker they held it while the cores had time to spare. As one lane they
+took 500 s on 2 cores and ended 100 s after the workers, with the cores mostly idle; split into
+two lanes of about 250 s each (as measured on a fresh clone). Each lane runs the modules that
+need the demo points last (``hosted_pushback``, ``audio_history``, ``livekit``): the workers
+build them in the first two to three minutes, while the lanes fill the cores the corpus's
+synthesis leaves idle."""
 
 WAITING_MODULES = tuple(m for lane in WAITING_LANES for m in lane)
 

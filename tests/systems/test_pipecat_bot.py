@@ -62,6 +62,9 @@ ON_TIME_S = 0.025
 GAP_S = 0.15
 """Audio arriving this long after the previous audio begins a new reply (the bot paces its
 audio every 20 to 40 ms; a new reply needs a new turn end, at least 0.2 s of the VAD's silence)."""
+WHOLE_S = 0.5
+"""A reply counts as whole once at most this much short of the canned answer has arrived (the
+barge-in check below asks of a cut reply that it played at least this much less)."""
 NS = 1e9
 SILENT = 1e-4
 """Peak amplitude below which the played track is silence (Piper's quietest speech is ~1e-2)."""
@@ -104,13 +107,28 @@ class Rollout:
         return [o for o in self.trace["outputs"] if o["kind"] == kind]
 
     def onsets_s(self) -> list[float]:
-        """Where each reply's first audio arrived in pmc's trace (stream clock)."""
+        """Where each reply's first audio arrived in pmc's trace (stream clock).
+
+        Audio after a gap of :data:`GAP_S` begins a new reply only once the reply before it
+        has arrived whole (:data:`WHOLE_S` short of the canned answer at most) or was cut by an
+        interruption: the bot, held off the processor, can stall its own pacing in mid-reply
+        (a loaded fresh run heard a gap at 3.1 s inside one of the bot's four replies).
+        """
+        whole = len(answer_audio(REPLY_TEXT)) - round(WHOLE_S * SAMPLE_RATE)
         found: list[float] = []
         last = None
-        for output in self.outputs("audio"):
+        heard = 0  # samples of the current reply so far
+        cut = False  # an interruption came since the current reply began
+        for output in self.trace["outputs"]:
+            if output["kind"] == "interrupted":
+                cut = True
+            if output["kind"] != "audio" or not output["samples"]:
+                continue
             at = self.stream_s(output["arrival_ns"])
-            if output["samples"] and (last is None or at - last > GAP_S):
+            if last is None or (at - last > GAP_S and (heard >= whole or cut)):
                 found.append(at)
+                heard, cut = 0, False
+            heard += int(output["samples"])
             last = at
         return found
 
@@ -244,7 +262,7 @@ def test_barge_in_clear_reaches_pmc_and_nothing_of_the_cut_reply_follows(played:
                 (rollout.stream_s(o["arrival_ns"]), o["samples"]) for o in rollout.outputs("audio")
             ]
             played_s = sum(n for t, n in audio if began <= t <= at) / SAMPLE_RATE
-            assert played_s < reply_s - 0.5, (played_s, reply_s)  # cut, not finished
+            assert played_s < reply_s - WHOLE_S, (played_s, reply_s)  # cut, not finished
             # Of the cut reply, pmc hears after the clear exactly what the bot still sent after
             # it (nothing, unless Pipecat's output task raced the interruption), each piece
             # where the bot sent it; then only a later reply's audio.
