@@ -39,7 +39,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"harness", "review_app"}),
     frozenset({"scoring", "calibration", "curves"}),
     frozenset({"report"}),
-    frozenset({"check", "leaderboard"}),  # CI checks of a run; many runs side by side
+    frozenset({"check", "leaderboard", "export"}),  # CI checks; many runs; peers' layouts
     frozenset({"pipeline"}),  # every stage in one call (pmc demo)
     frozenset({"testing"}),
     frozenset({"bench"}),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import itertools
 import json
 import re
 import shutil
@@ -20,19 +21,21 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 import pytest
+import soundfile as sf
 from click.testing import CliRunner
 
 from pmc import models
 from pmc.cli import cli
 from pmc.curves import Curve
 from pmc.demo import DEMO_SOURCE_DIR
+from pmc.export import FdbTask
 from pmc.leaderboard import COLUMNS
 from pmc.models import ALLOW_ENV, FILES, Model
 from pmc.points import PointKind, read_points
 from pmc.provenance import digest
 from pmc.report import load_run
 from pmc.report._curve import measured
-from pmc.scoring import read_provenance
+from pmc.scoring import read_provenance, read_scores
 from pmc.systems import bundled_cards
 from tests.report.browser import chromium
 from tests.systems.conftest import linked_points
@@ -486,3 +489,147 @@ def test_leaderboard_puts_two_demo_runs_side_by_side_and_sorts_in_a_browser(
     assert up[len(numbers) :] == [""] * (len(up) - len(numbers))  # rows without a value last
     for link in links:
         assert Path(unquote(urlparse(link).path)).is_file(), link
+
+
+def _fdb_chunks(data: dict[str, Any]) -> list[tuple[float, float]]:
+    """``output.json`` checked against Full-Duplex-Bench v1's format; its word spans."""
+    assert set(data) == {"text", "chunks"} and isinstance(data["text"], str)
+    spans = []
+    for chunk in data["chunks"]:
+        assert set(chunk) == {"text", "timestamp"} and isinstance(chunk["text"], str)
+        start, end = chunk["timestamp"]
+        assert isinstance(start, float | int) and isinstance(end, float | int)
+        assert 0 <= start <= end
+        spans.append((start, end))
+    assert spans == sorted(spans)
+    assert data["text"] == " ".join(c["text"] for c in data["chunks"])
+    return spans
+
+
+def test_export_fdb_writes_full_duplex_bench_samples(demo: Demo, tmp_path: Path) -> None:
+    """Every sample folder holds FDB v1's files, field for field, with pmc's own numbers."""
+    out = tmp_path / "fdb"
+    output = _pmc("export", "fdb", demo.run_dir, out)
+    assert "samples; which point each holds" in output
+    points = {p.point_id: p for p in read_points(demo.workdir)}
+    index = json.loads((out / "index.json").read_text())
+    assert index["run_id"] == "demo-1"
+    expected = {"pause": "pause_handling", "turn_end": "smooth_turn_taking"}
+    expected["barge_in"] = "user_interruption"
+    seen: set[tuple[str, str]] = set()
+    for sample in index["samples"]:
+        point = points[sample["point_id"]]
+        task = FdbTask(sample["task"])
+        assert expected[point.kind.value] == task.value  # recall and backchannel have no task
+        assert sample["folder"].isdigit() and sample["rollout"] == 0
+        folder = out / sample["system"] / task.value / sample["folder"]
+        annotation = task.annotation_file
+        assert {p.name for p in folder.iterdir()} == {
+            "input.wav",
+            "output.wav",
+            "output.json",
+            annotation,
+        }
+        for name in ("input.wav", "output.wav"):
+            info = sf.info(folder / name)
+            assert (info.samplerate, info.channels, info.format) == (16_000, 1, "WAV"), name
+        spans = _fdb_chunks(json.loads((folder / "output.json").read_text()))
+        (event,) = json.loads((folder / annotation).read_text())
+        score = next(
+            s for s in read_scores(demo.run_dir, sample["system"]) if s.point_id == point.point_id
+        )
+        words = [w for e in score.evidence for w in e.words]
+        if task is FdbTask.PAUSE_HANDLING:
+            assert set(event) == {"text", "timestamp"} and event["text"] == "[PAUSE]"
+            assert event["timestamp"] == [
+                round(point.boundary_stream_s, 4),
+                round(point.boundary_end_stream_s, 4),
+            ]
+        elif task is FdbTask.SMOOTH_TURN_TAKING:
+            assert set(event) == {"text", "timestamp"} and event["text"] == "[TURN-TAKING]"
+            t0, t1 = event["timestamp"]
+            assert t0 == round(point.boundary_stream_s, 4) and t1 >= t0
+        else:
+            assert set(event) == {"context", "interrupt", "timestamp"}
+            assert event["interrupt"] == point.inject_text and event["context"]
+            assert score.clip is not None and score.clip.clip_end_s is not None
+            assert event["timestamp"] == [score.clip.onset_s, score.clip.clip_end_s]
+            clip_end_s = score.clip.clip_end_s
+            words = [w for w in words if w.start_s >= clip_end_s]
+        # The words are the score's own, on the stream clock the two WAV files share.
+        assert spans == sorted((round(w.start_s, 4), round(w.end_s, 4)) for w in words)
+        seen.add((sample["system"], task.value))
+    for system in ("endpointer-300", "person"):
+        assert {t for s, t in seen if s == system} == set(expected.values()), system
+    assert "smart-turn" in {s for s, _ in seen} and "never-speak" in {s for s, _ in seen}
+
+
+def test_export_turnbench_writes_predictions_and_gold(demo: Demo, tmp_path: Path) -> None:
+    """TurnBench's predictions format field for field; the gold is the points' own events."""
+    out = tmp_path / "turnbench"
+    _pmc("export", "turnbench", demo.run_dir, out)
+    points = {p.point_id: p for p in read_points(demo.workdir)}
+    speaker = {"A": 1, "B": 2}
+    gold = json.loads((out / "gold.json").read_text())
+    assert set(gold) == {
+        "scorer_sha",
+        "dataset_revision",
+        "tau_pre_s",
+        "tau_max_s",
+        "conversations",
+    }
+    assert (gold["tau_pre_s"], gold["tau_max_s"]) == (0.25, 3.0)
+    kinds = {points[c].kind for c in gold["conversations"]}
+    assert kinds == {PointKind.PAUSE, PointKind.TURN_END, PointKind.BARGE_IN, PointKind.BACKCHANNEL}
+    for cid, events in gold["conversations"].items():
+        point = points[cid]
+        assert events["int_positive_events"] == events["int_negative_spans"] == []
+        if point.kind is PointKind.PAUSE:
+            assert events["eot_positive_events"] == []
+            assert events["eot_negative_spans"] == [
+                {
+                    "speaker": speaker[point.user.value],
+                    "start": round(point.boundary_conv_s, 4),
+                    "end": round(point.boundary_end_conv_s, 4),
+                }
+            ]
+        else:
+            assert events["eot_negative_spans"] == []
+            assert events["eot_positive_events"] == [
+                {"speaker": speaker[point.user.value], "time_s": round(point.boundary_conv_s, 4)}
+            ]
+    files = sorted((out / "predictions").glob("*.json"))
+    assert {f.stem for f in files} >= {"endpointer-300", "never-speak", "person", "smart-turn"}
+    for path in files:
+        data = json.loads(path.read_text())
+        assert set(data) == {"schema_version", "predictions"} and data["schema_version"] == 1
+        ids = [e["conversation_id"] for e in data["predictions"]]
+        assert len(ids) == len(set(ids)) and set(ids) <= set(gold["conversations"])
+        for entry in data["predictions"]:
+            assert set(entry) == {"conversation_id", "speaker_1", "speaker_2"}
+            duration = gold["conversations"][entry["conversation_id"]]["duration_s"]
+            for side in ("speaker_1", "speaker_2"):
+                assert set(entry[side]) == {"eot", "interruption"}
+                eot = entry[side]["eot"]
+                assert all(isinstance(t, float) and 0 <= t <= duration for t in eot)
+                assert all(a < b for a, b in itertools.pairwise(eot))
+                assert entry[side]["interruption"] == []
+    # The turn-end reply's onset is among the decisions, at pmc's own latency from the turn end.
+    mine = {
+        e["conversation_id"]: e
+        for e in json.loads((out / "predictions" / "endpointer-300.json").read_text())[
+            "predictions"
+        ]
+    }
+    replied = 0
+    for score in read_scores(demo.run_dir, "endpointer-300"):
+        point = points[score.point_id]
+        if not point.kind.replies or score.reply is None or score.reply.latency_s is None:
+            continue
+        user = mine[point.point_id][f"speaker_{speaker[point.user.value]}"]["eot"]
+        other = mine[point.point_id][f"speaker_{3 - speaker[point.user.value]}"]["eot"]
+        assert other == []
+        latencies = [t - point.boundary_conv_s for t in user]
+        assert min(abs(t - score.reply.latency_s) for t in latencies) < 1e-3
+        replied += 1
+    assert replied >= 3

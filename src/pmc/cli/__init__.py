@@ -15,6 +15,7 @@ from pmc.cli._corpus import corpus
 from pmc.cli._curve import curve_command
 from pmc.cli._demo import demo
 from pmc.cli._duplex import bench_duplex_command, serve_duplex_command
+from pmc.cli._export import export
 from pmc.cli._labels import labels_command, select_command
 from pmc.cli._leaderboard import leaderboard_command
 from pmc.cli._points import points_command
@@ -58,6 +59,7 @@ cli.add_command(report_command)
 cli.add_command(curve_command)
 cli.add_command(check_command)
 cli.add_command(leaderboard_command)
+cli.add_command(export)
 cli.add_command(calibrate_gate_command)
 cli.add_command(demo)
 cli.add_command(bench)
