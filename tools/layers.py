@@ -27,7 +27,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     # Shared modules under every stage.
     frozenset(
         {"", "errors", "progress", "io", "clock", "audio", "gate", "table", "registry", "cluster"}
-        | {"asr", "tts", "llm", "models", "provenance"}
+        | {"asr", "tts", "llm", "models", "provenance", "conditions"}
     ),
     frozenset({"duplex_server"}),  # the full-duplex server; its wire format is shared with clients
     frozenset({"systems"}),  # cards and adapters, beside the stages, used by the harness

@@ -18,6 +18,7 @@ from pmc.cli._ui import (
     warn,
     workdir_option,
 )
+from pmc.conditions import parse_conditions
 from pmc.harness import (
     ClockKind,
     HistorySource,
@@ -114,6 +115,16 @@ def load_cards(names: tuple[str, ...], folder: Path | None) -> list[SystemCard]:
     "from --seed). An ablated run gets its own default --run-id; compare it with the full run "
     "by 'pmc report --run FULL --compare ABLATED'.",
 )
+@click.option(
+    "--condition",
+    "condition",
+    metavar="NAME[:KEY=VALUE...][,NAME...]",
+    help="What every system hears the person through: noise (room-10db, car-10db), babble "
+    "(babble-10db, babble-0db: other conversations of the points), a phone line (telephone); a "
+    "parameter changed as babble-10db:snr_db=5. Seeded by --seed, recorded in run.json; a run "
+    "under a condition gets its own default --run-id, to compare with the clean run by "
+    "'pmc report --run CLEAN --compare NOISY'. What each does: docs/conditions.md.",
+)
 @ray_option
 @click.option(
     "--workers",
@@ -134,6 +145,7 @@ def run_command(
     retry_attempts: int,
     cap_s: float,
     history: str,
+    condition: str | None,
     ray_address: str | None,
     workers: int | None,
 ) -> None:
@@ -146,8 +158,9 @@ def run_command(
     workers and this process writes them: the run folder is the same.
     """
     cards = load_cards(systems, systems_dir)
+    conditions = parse_conditions(condition or "", seed)
     settings = RunSettings(
-        run_id=run_id or default_run_id(workdir, HistorySource(history)),
+        run_id=run_id or default_run_id(workdir, HistorySource(history), conditions),
         rollouts=rollouts,
         seed=seed,
         concurrency=concurrency,
@@ -158,6 +171,7 @@ def run_command(
         ray=ray_address,
         workers=workers,
         history=HistorySource(history),
+        conditions=conditions,
     )
     with progress_bar(f"rollouts of {len(cards)} system(s)") as start:
         tallies = run_rollouts(workdir, cards, settings, start)

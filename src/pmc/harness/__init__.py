@@ -38,6 +38,7 @@ from pmc.harness._stage import (
 from pmc.harness._streamer import FrameTiming, Tick, frame_ns, stream_frames, stream_until
 from pmc.harness._tally import Observed, SystemTally
 from pmc.harness._trace import (
+    HEARD_FILE,
     PLAYED_FILE,
     TRACE_SCHEMA_VERSION,
     OutputRecord,
@@ -49,6 +50,7 @@ from pmc.harness._trace import (
 
 __all__ = [
     "ERROR_FILE",
+    "HEARD_FILE",
     "LATE_BOUND_MS",
     "PLAYED_FILE",
     "RUN_FILE",

@@ -55,6 +55,10 @@ class RolloutJob:
         preload: The identity prompt and the history.
         reference: The reply a reference system replays (None for everyone else).
         clip: At a talk-over point, the person's talk over the reply, at the card's rate.
+        record_heard: Keep what the system heard (the run changed it: conditions).
+        background: What the system hears where the person is silent, on the stream clock from
+            its first sample (the noise of the run's conditions, running on past the live
+            stream); None: silence.
     """
 
     point: Point
@@ -65,15 +69,21 @@ class RolloutJob:
     preload: Preload
     reference: ReferenceReply | None = None
     clip: FloatArray | None = None
+    record_heard: bool = False
+    background: FloatArray | None = None
 
 
 @dataclass(frozen=True)
 class RolloutResult:
-    """A finished rollout: its trace, its played track and the raw output."""
+    """A finished rollout: its trace, its played track, the raw output and what it heard.
+
+    ``heard``: every input frame as sent, back to back (only where the job asked for it).
+    """
 
     trace: RolloutTrace
     played: Played
     raw: FloatArray
+    heard: FloatArray | None = None
 
 
 async def run_here(job: RolloutJob, kind: ClockKind, params: ProtocolParams) -> RolloutResult:
@@ -86,8 +96,10 @@ async def run_here(job: RolloutJob, kind: ClockKind, params: ProtocolParams) -> 
     return await run_rollout(job, adapter, clock, params)
 
 
-def _frames(live: FloatArray, size: int, end: int | None = None) -> list[FloatArray]:
-    """The live audio in frames, the last one padded with silence.
+def _frames(
+    live: FloatArray, size: int, end: int | None = None, background: FloatArray | None = None
+) -> list[FloatArray]:
+    """The live audio in frames, the last one padded with silence (or ``background``).
 
     With ``end``, the audio up to sample ``end`` only, the last frame shorter where ``end`` falls
     inside one.
@@ -95,7 +107,11 @@ def _frames(live: FloatArray, size: int, end: int | None = None) -> list[FloatAr
     if end is not None:
         cut = live[:end]
         return [cut[i : i + size] for i in range(0, len(cut), size)]
-    padded = np.concatenate([live, np.zeros(-len(live) % size, dtype=np.float32)])
+    pad = np.zeros(-len(live) % size, dtype=np.float32)
+    if background is not None:
+        part = background[len(live) : len(live) + len(pad)]
+        pad[: len(part)] = part
+    padded = np.concatenate([live, pad])
     return [padded[i : i + size] for i in range(0, len(padded), size)]
 
 
@@ -140,9 +156,17 @@ async def run_rollout(
     # A system told where input ends hears the live audio up to the boundary and no further (the
     # cuts are padded to whole 80 ms frames, and a boundary may fall inside a frame).
     end = round(point.boundary_stream_s * card.sample_rate) if commit else None
-    live = _frames(job.live, card.frame_samples, end)
+    live = _frames(job.live, card.frame_samples, end, job.background)
     live_samples = sum(len(frame) for frame in live)
     silence = np.zeros(card.frame_samples, dtype=np.float32)
+
+    def quiet(i: int) -> FloatArray:
+        """What frame ``i`` holds where the person says nothing: the background, or silence."""
+        if job.background is None:
+            return silence
+        part = job.background[i * card.frame_samples : (i + 1) * card.frame_samples]
+        return np.concatenate([part, silence[len(part) :]]) if len(part) < len(silence) else part
+
     schedule = Schedule(
         point.kind,
         card.family,
@@ -158,6 +182,7 @@ async def run_rollout(
     )
     committed_ns: int | None = None
     listen_ns: int | None = None
+    heard: list[FloatArray] = []
 
     def due_ns(i: int) -> int:
         if end is not None and i == len(live) - 1:
@@ -176,7 +201,7 @@ async def run_rollout(
         heard = None
         if decision is Send.CLIP and injection is not None:
             heard = injection.frame(i * card.frame_samples, card.frame_samples)
-        return silence if heard is None else heard
+        return quiet(i) if heard is None else np.asarray(quiet(i) + heard, dtype=np.float32)
 
     async def send(i: int, frame: FloatArray) -> None:
         nonlocal committed_ns, listen_ns
@@ -184,6 +209,8 @@ async def run_rollout(
             listen_ns = clock.now_ns()
             await adapter.listen()
         await adapter.send_frame(frame)
+        if job.record_heard:
+            heard.append(frame)
         if i == len(live) - 1 and schedule.commit:
             # Right after the last live frame, on its deadline: the boundary (docs/architecture.md
             # "Protocol").
@@ -231,7 +258,8 @@ async def run_rollout(
         protocol=protocol,
         bound_ms=params.late_bound_ms,
     )
-    return RolloutResult(trace, played, recorder.raw_audio())
+    kept = np.concatenate(heard) if heard else np.zeros(0, dtype=np.float32)
+    return RolloutResult(trace, played, recorder.raw_audio(), kept if job.record_heard else None)
 
 
 def _seconds(sample: int | None, rate: int) -> float | None:

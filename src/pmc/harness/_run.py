@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pmc import io
+from pmc.conditions import Condition
 from pmc.errors import PmcError
 from pmc.harness._clock_kind import ClockKind
 from pmc.harness._history import HistorySource
@@ -87,6 +88,8 @@ class RunRecord:
         systems: Each system by card name.
         observed: Each system's observations, summed over invocations (only where there were).
         history: The history every system got (the context ablation; ``full`` before it existed).
+        conditions: What every system heard the person through (docs/conditions.md); none
+            before they existed.
     """
 
     run_id: str
@@ -98,10 +101,11 @@ class RunRecord:
     systems: Mapping[str, SystemEntry]
     observed: Mapping[str, Observed] = field(default_factory=dict)
     history: HistorySource = HistorySource.FULL
+    conditions: tuple[Condition, ...] = ()
     schema_version: int = RUN_SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-JSON form; ``observed`` only when there is something in it."""
+        """Plain-JSON form; ``observed`` and ``conditions`` only when there is something in them."""
         data: dict[str, Any] = {
             "schema_version": self.schema_version,
             "run_id": self.run_id,
@@ -113,6 +117,8 @@ class RunRecord:
             "history": self.history.value,
             "systems": {name: entry.to_dict() for name, entry in self.systems.items()},
         }
+        if self.conditions:
+            data["conditions"] = [c.to_dict() for c in self.conditions]
         if self.observed:
             data[OBSERVED] = {name: obs.to_dict() for name, obs in self.observed.items()}
         return data
@@ -131,16 +137,18 @@ class RunRecord:
             systems={n: SystemEntry.from_dict(e) for n, e in data.get("systems", {}).items()},
             observed={n: Observed.from_dict(o) for n, o in data.get(OBSERVED, {}).items()},
             history=HistorySource(data.get("history", HistorySource.FULL.value)),
+            conditions=tuple(Condition.from_dict(c) for c in data.get("conditions", [])),
             schema_version=version,
         )
 
     def joined(self, new: RunRecord, path: Path) -> RunRecord:
         """This record with another invocation's systems added; refused where they disagree.
 
-        The points, seed, protocol and history must be this run's, and a system already in it
-        must be the same (card, adapter version and clock). What was observed is kept.
+        The points, seed, protocol, history and conditions must be this run's, and a system
+        already in it must be the same (card, adapter version and clock). What was observed is
+        kept.
         """
-        for key in ("points_manifest_sha256", "seed", "protocol", "history"):
+        for key in ("points_manifest_sha256", "seed", "protocol", "history", "conditions"):
             if getattr(self, key) != getattr(new, key):
                 raise PmcError(
                     f"{path}: this run was made with another {key.replace('_', ' ')}; "

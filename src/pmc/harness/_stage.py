@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import json
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -19,9 +21,11 @@ from pathlib import Path
 
 from pmc import __version__, cluster, io
 from pmc.clock import responsive_interpreter
+from pmc.conditions import Condition
 from pmc.errors import PmcError
 from pmc.harness._backoff import Backoff
 from pmc.harness._clock_kind import ClockKind
+from pmc.harness._conditions import refuse_unapplied, with_conditions
 from pmc.harness._history import HistorySource, with_history
 from pmc.harness._inputs import clip_for, live_for, preload_for, reference_for, rollout_seed
 from pmc.harness._limit import AdaptiveLimit
@@ -74,6 +78,8 @@ class RunSettings:
             (None: one per CPU of the cluster).
         history: The history every system gets: the point's own, none, or another
             conversation's (the context ablation).
+        conditions: What every system hears the person through (noise, babble, a phone
+            line: docs/conditions.md), in the order given; none: the points as recorded.
     """
 
     run_id: str
@@ -88,6 +94,7 @@ class RunSettings:
     ray: str | None = None
     workers: int | None = None
     history: HistorySource = HistorySource.FULL
+    conditions: tuple[Condition, ...] = ()
 
 
 def runs_dir(workdir: Path) -> Path:
@@ -95,15 +102,24 @@ def runs_dir(workdir: Path) -> Path:
     return workdir / RUNS_DIR
 
 
-def default_run_id(workdir: Path, history: HistorySource = HistorySource.FULL) -> str:
+def default_run_id(
+    workdir: Path,
+    history: HistorySource = HistorySource.FULL,
+    conditions: Sequence[Condition] = (),
+) -> str:
     """A run id from the points it runs on, so that rerunning the same command resumes.
 
-    An ablated run gets its own (``run-<digest>-history-none``), beside the run it pairs with.
+    An ablated run gets its own (``run-<digest>-history-none``), beside the run it pairs with,
+    and so does a run under conditions (``run-<digest>-babble-10db-<digest of their settings>``).
     """
     manifest = points_dir(workdir) / MANIFEST_FILE
     if not manifest.exists():
         raise PmcError(f"{manifest}: no points here; run `pmc points` first")
     suffix = "" if history is HistorySource.FULL else f"-history-{history.value}"
+    if conditions:
+        settings = json.dumps([c.to_dict() for c in conditions], sort_keys=True).encode()
+        names = "+".join(c.name for c in conditions)
+        suffix += f"-{names}-{hashlib.sha256(settings).hexdigest()[:6]}"
     return f"run-{io.sha256_file(manifest)[:10]}{suffix}"
 
 
@@ -158,6 +174,7 @@ def _run_record(workdir: Path, cards: Sequence[SystemCard], settings: RunSetting
         rollouts=settings.rollouts,
         protocol=settings.params,
         history=settings.history,
+        conditions=settings.conditions,
         systems={
             card.name: SystemEntry(
                 card, adapter_factory(card).VERSION, clock_for(card, settings.clock)
@@ -204,6 +221,7 @@ def run_rollouts(
     names = [c.name for c in cards]
     if len(set(names)) != len(names):
         raise PmcError(f"a system is named twice: {', '.join(names)}")
+    refuse_unapplied(settings.conditions)
     points = read_points(workdir)
     run_dir = runs_dir(workdir) / settings.run_id
     run = Run(run_dir)
@@ -361,7 +379,9 @@ async def _run_task(task: _Task, attempts: Attempts, context: _Context) -> None:
             await asyncio.sleep(RETRY_BACKOFF_S * attempts.failed)
             continue
         trace, played, raw = result.trace, result.played, result.raw
-        await loop.run_in_executor(context.disk, write_rollout, task.folder, trace, played, raw)
+        await loop.run_in_executor(
+            context.disk, write_rollout, task.folder, trace, played, raw, result.heard
+        )
         with contextlib.suppress(FileNotFoundError):
             (task.folder / ERROR_FILE).unlink()
         tally = context.tallies[card.name]
@@ -379,7 +399,7 @@ def _load(task: _Task, seed: int, context: _Context) -> RolloutJob:
     reference = None
     if adapter.TAKES_REFERENCE:
         reference = reference_for(card, point, context.points, pdir)
-    return RolloutJob(
+    job = RolloutJob(
         point,
         card,
         task.rollout,
@@ -396,3 +416,6 @@ def _load(task: _Task, seed: int, context: _Context) -> RolloutJob:
         reference,
         clip_for(pdir, point),
     )
+    # Every rollout stops by the cap after its boundary, which is never past the live stream's end.
+    tail_s = context.settings.params.cap_s + 1.0
+    return with_conditions(job, context.settings.conditions, context.points, pdir, tail_s)

@@ -29,6 +29,8 @@ from pmc.systems import EventKind, SystemEvent
 TRACE_SCHEMA_VERSION = 1
 
 PLAYED_FILE = "played.flac"
+HEARD_FILE = "heard.flac"
+"""What the system heard, frame after frame as sent, where the run changed it (conditions)."""
 """A rollout's played track: its output placed on the stream clock as a client plays it."""
 
 
@@ -194,13 +196,28 @@ class TraceRecorder:
         return np.concatenate(self._audio) if self._audio else np.zeros(0, dtype=np.float32)
 
 
-def write_rollout(folder: Path, trace: RolloutTrace, played: Played, raw: FloatArray) -> None:
-    """Write a rollout's files atomically; ``trace.json`` last, so its presence means done."""
-    buffer = _io.BytesIO()
-    sf.write(buffer, played.track, SAMPLE_RATE, format="FLAC", subtype="PCM_16")
-    io.write_bytes(folder / PLAYED_FILE, buffer.getvalue())
+def write_rollout(
+    folder: Path,
+    trace: RolloutTrace,
+    played: Played,
+    raw: FloatArray,
+    heard: FloatArray | None = None,
+) -> None:
+    """Write a rollout's files atomically; ``trace.json`` last, so its presence means done.
+
+    ``heard``: what the system heard (``heard.flac``), where the run changed it.
+    """
+    io.write_bytes(folder / PLAYED_FILE, _flac(played.track))
+    if heard is not None:
+        io.write_bytes(folder / HEARD_FILE, _flac(heard))
     io.write_bytes(folder / "output.wav", wav_bytes(raw, SAMPLE_RATE))
     io.write_json(folder / "trace.json", trace.to_dict())
+
+
+def _flac(track: FloatArray) -> bytes:
+    buffer = _io.BytesIO()
+    sf.write(buffer, track, SAMPLE_RATE, format="FLAC", subtype="PCM_16")
+    return buffer.getvalue()
 
 
 def read_rollout(folder: Path) -> tuple[RolloutTrace, FloatArray]:
