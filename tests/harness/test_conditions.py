@@ -14,6 +14,7 @@ import pytest
 import soundfile as sf
 from click.testing import CliRunner
 
+import pmc.testing.systems  # noqa: F401 - registers the scripted adapter
 from pmc import io
 from pmc.audio import SAMPLE_RATE
 from pmc.cli import cli
@@ -30,7 +31,7 @@ from pmc.harness import (
     runs_dir,
 )
 from pmc.points import MANIFEST_FILE, Point, read_points
-from pmc.systems import bundled_cards, find_card
+from pmc.systems import Family, SystemCard, bundled_cards, find_card
 from pmc.testing.points import write_points
 
 NEVER = find_card("never-speak", bundled_cards())
@@ -122,8 +123,10 @@ def test_a_run_under_conditions_has_its_own_id_and_resumes_only_under_the_same(
         assert 10 * np.log10(after / during) == pytest.approx(0.0, abs=0.5), point.point_id
     with pytest.raises(PmcError, match="another conditions"):
         _run(workdir, "room", "car-10db")
-    with pytest.raises(PmcError, match="does not apply echo conditions yet"):
-        _run(workdir, "echo", "echo")
+    with pytest.raises(PmcError, match="does not apply network conditions yet"):
+        _run(workdir, "net", "network")
+    with pytest.raises(PmcError, match="one echo path at most"):
+        _run(workdir, "echoes", "echo,echo:delay_ms=50")
 
 
 def test_the_command_names_an_unknown_condition_without_a_traceback(workdir: Path) -> None:
@@ -131,3 +134,35 @@ def test_the_command_names_an_unknown_condition_without_a_traceback(workdir: Pat
     result = CliRunner().invoke(cli, args)
     assert result.exit_code != 0
     assert "unknown condition 'fog'" in result.output and "Traceback" not in result.output
+
+
+ECHOING = SystemCard(
+    "tone-at-half-a-second",
+    "scripted",
+    Family.LOCAL,
+    params={"say": [{"at_s": 0.5, "seconds": 1.0, "rms": 0.1}]},
+)
+"""Says a 1 s tone from 0.5 s into every stream (pmc.testing.systems)."""
+
+
+def test_the_echo_comes_back_at_the_set_delay_and_level_to_the_sample(workdir: Path) -> None:
+    settings = RunSettings("echo-run", conditions=parse_conditions("echo:gain_db=-10"))
+    tallies = run_rollouts(workdir, [ECHOING], settings)
+    assert tallies[ECHOING.name].failed == 0
+    run = Run(runs_dir(workdir) / "echo-run")
+    delay = round(0.1 * SAMPLE_RATE)  # the preset's 100 ms
+    for point in read_points(workdir):
+        folder = run.rollout_dir(ECHOING.name, point.point_id, 0)
+        heard = np.asarray(sf.read(folder / HEARD_FILE)[0], dtype=np.float64)
+        played = np.asarray(sf.read(folder / PLAYED_FILE)[0], dtype=np.float64)
+        clean = live_for(workdir / "points", point).astype(np.float64)
+        echo = heard.copy()
+        echo[: len(clean)] -= clean
+        expected = np.zeros_like(echo)
+        n = min(len(echo), len(played) + delay) - delay
+        expected[delay : delay + n] = 10 ** (-10 / 20) * played[:n]
+        # To the sample: what is left is the two files' PCM16 rounding, and no more.
+        assert np.abs(echo - expected).max() <= 2.5 / 32767, point.point_id
+        assert played.any() and not echo[:delay].any()  # nothing comes back before the delay
+        level = 10 * np.log10(np.sum(echo**2) / np.sum(played[:n] ** 2))
+        assert level == pytest.approx(-10.0, abs=0.1), point.point_id

@@ -22,6 +22,7 @@ from pmc.audio import SAMPLE_RATE, FloatArray
 from pmc.conditions import (
     Condition,
     ConditionKind,
+    Echo,
     NoiseColour,
     babble,
     coloured_noise,
@@ -35,6 +36,8 @@ from pmc.points import Point
 
 WHOLE_TRACK = frozenset({ConditionKind.NOISE, ConditionKind.BABBLE, ConditionKind.TELEPHONE})
 """The conditions applied to whole tracks before streaming (the others act per frame)."""
+APPLIED = WHOLE_TRACK | {ConditionKind.ECHO}
+"""The conditions the harness applies (the network is defined but not yet applied)."""
 
 
 def condition_seed(condition: Condition, point_id: str, rollout: int) -> int:
@@ -45,8 +48,11 @@ def condition_seed(condition: Condition, point_id: str, rollout: int) -> int:
 
 def refuse_unapplied(conditions: Sequence[Condition]) -> None:
     """Refuse, before any rollout, a condition the harness does not apply yet."""
+    echoes = [c for c in conditions if c.kind is ConditionKind.ECHO]
+    if len(echoes) > 1:
+        raise PmcError(f"conditions {', '.join(c.name for c in echoes)}: one echo path at most")
     for condition in conditions:
-        if condition.kind not in WHOLE_TRACK:
+        if condition.kind not in APPLIED:
             raise PmcError(
                 f"condition {condition.name}: the harness does not apply {condition.kind.value} "
                 "conditions yet (docs/conditions.md, Status)"
@@ -121,6 +127,10 @@ def with_conditions(
 ) -> RolloutJob:
     """``job`` with what its system hears of the person under ``conditions``, in order.
 
+    An echo condition is not applied here but handed to the rollout, which adds the system's
+    own played output to every frame it sends, after the whole-track conditions (the echo is
+    the system's voice in the caller's room, and it is not put through a phone line).
+
     The noise runs on after the live stream for ``tail_s`` (the protocol's longest rollout
     after it): the room does not fall silent when the person does. It is set against the live
     stream's speech level, as is the noise of the person's side of the history. The person's
@@ -131,12 +141,19 @@ def with_conditions(
         return job
     point = job.point
     level = speech_power(job.live, SAMPLE_RATE)
-    if level is None and any(c.kind is not ConditionKind.TELEPHONE for c in conditions):
+    if level is None and any(
+        c.kind in (ConditionKind.NOISE, ConditionKind.BABBLE) for c in conditions
+    ):
         raise PmcError(f"point {point.point_id}: its live stream holds no speech to set an SNR by")
     tail = np.zeros(round(tail_s * SAMPLE_RATE), dtype=np.float32)
     stream = np.concatenate([job.live, tail])
     clip, history = job.clip, job.preload.user_audio
+    echo = None
     for condition in conditions:
+        if condition.kind is ConditionKind.ECHO:
+            delay, gain = condition.number("delay_ms"), condition.number("gain_db")
+            echo = Echo(delay, gain, SAMPLE_RATE)
+            continue
         seed = condition_seed(condition, point.point_id, job.rollout)
         span = len(job.live)
         stream = _under(condition, stream, level or 0.0, seed, point, points, points_dir, span)
@@ -150,4 +167,5 @@ def with_conditions(
         preload=replace(job.preload, user_audio=history),
         background=stream,
         record_heard=True,
+        echo=echo,
     )

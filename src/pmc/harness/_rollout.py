@@ -16,6 +16,7 @@ import numpy as np
 
 from pmc.audio import FloatArray
 from pmc.clock import NS_PER_S, Clock, RealClock, VirtualClock
+from pmc.conditions import Echo
 from pmc.harness._clock_kind import ClockKind
 from pmc.harness._inject import Injection
 from pmc.harness._monitor import SpeechMonitor
@@ -59,6 +60,7 @@ class RolloutJob:
         background: What the system hears where the person is silent, on the stream clock from
             its first sample (the noise of the run's conditions, running on past the live
             stream); None: silence.
+        echo: The system's own played output fed back into every input frame (a condition).
     """
 
     point: Point
@@ -71,6 +73,7 @@ class RolloutJob:
     clip: FloatArray | None = None
     record_heard: bool = False
     background: FloatArray | None = None
+    echo: Echo | None = None
 
 
 @dataclass(frozen=True)
@@ -208,6 +211,9 @@ async def run_rollout(
         if committed_ns is not None and listen_ns is None and schedule.listening:
             listen_ns = clock.now_ns()
             await adapter.listen()
+        if job.echo is not None:
+            played = recorder.played_so_far(t0)
+            frame = job.echo.add(frame, played, i * card.frame_samples)
         await adapter.send_frame(frame)
         if job.record_heard:
             heard.append(frame)

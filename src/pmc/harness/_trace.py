@@ -135,6 +135,7 @@ class TraceRecorder:
         self.clock = clock
         self._records: list[OutputRecord] = []
         self._audio: list[FloatArray] = []
+        self._played: tuple[int, FloatArray] | None = None
 
     def received(self, event: SystemEvent) -> None:
         """Keep one event; its ``arrival_ns`` must be the receipt stamp (see :meth:`stamp`)."""
@@ -156,6 +157,17 @@ class TraceRecorder:
     def interruptions(self) -> list[int]:
         """When the system stopped its own speech."""
         return [r.arrival_ns for r in self._records if r.kind is EventKind.INTERRUPTED]
+
+    def played_so_far(self, t0_ns: int) -> FloatArray:
+        """The played track as far as the output has arrived (rebuilt only when more came).
+
+        Every sample before the present is final: an interruption yet to come cuts only what
+        has not played.
+        """
+        if self._played is None or self._played[0] != len(self._records):
+            track = reconstruct(self.chunks(), t0_ns, self.interruptions()).track
+            self._played = (len(self._records), track)
+        return self._played[1]
 
     def finish(
         self,
