@@ -202,17 +202,19 @@ def test_the_stock_server_streams_one_answer_per_frame_on_the_frame_clock(
                 got.append((heard, output["text"]))
         assert got == expected[: len(got)] and len(got) >= len(expected) - 1
         # Each answer comes after its frame was sent (frame 0 is unanswered). Answers go on
-        # arriving while the session closes; of those that came by the stop, the slowest says
-        # how far behind the server was: every frame sent longer than that (plus 4 frames)
-        # before the stop had time to be answered by then, and was.
+        # arriving while the session closes; the slowest of them says how far behind the server
+        # fell: every frame sent longer than that (plus 4 frames) before the stop had time to be
+        # answered by then, and was. (Not the slowest by the stop: a loaded server falls further
+        # behind as it goes, 2.5 s by the stop in one fresh run and more after it, so the last
+        # frames sent before the stop were answered after it.)
         sent = [s for _, _, s in inputs]
         lags = [a["arrival_ns"] - sent[j + 1] for j, a in enumerate(answers)]
         assert min(lags) > 0
         stop_ns = t0 + round(trace["protocol"]["stop_stream_s"] * 1e9)
         by_stop = [lag for a, lag in zip(answers, lags, strict=True) if a["arrival_ns"] <= stop_ns]
         assert by_stop, "no answer came while the stream ran"
-        due = sum(s < stop_ns - max(by_stop) - 4 * FRAME_NS for s in sent[1:])
-        assert len(by_stop) >= due, (len(by_stop), due, max(by_stop))
+        due = sum(s < stop_ns - max(lags) - 4 * FRAME_NS for s in sent[1:])
+        assert len(by_stop) >= due, (len(by_stop), due, max(lags))
 
 
 def test_the_preloaded_cards_report_what_was_forced(duplex_run: Path) -> None:
