@@ -153,6 +153,8 @@ def test_the_network_delays_without_reordering_loses_at_its_rate_and_repeats_its
     schedule = deliveries(5000, jitter_ms=30.0, loss=0.02, seed=4, frame_ns=frame_ns)
     assert schedule == deliveries(5000, jitter_ms=30.0, loss=0.02, seed=4, frame_ns=frame_ns)
     assert schedule != deliveries(5000, jitter_ms=30.0, loss=0.02, seed=5, frame_ns=frame_ns)
+    # The first frames' fate does not depend on how many frames are asked for.
+    assert deliveries(100, jitter_ms=30.0, loss=0.02, seed=4, frame_ns=frame_ns) == schedule[:100]
     arrivals = [d.index * frame_ns + d.delay_ns for d in schedule]
     assert arrivals == sorted(arrivals)
     assert all(d.delay_ns >= 0 for d in schedule)

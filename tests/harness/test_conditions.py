@@ -18,13 +18,14 @@ import pmc.testing.systems  # noqa: F401 - registers the scripted adapter
 from pmc import io
 from pmc.audio import SAMPLE_RATE
 from pmc.cli import cli
-from pmc.conditions import parse_conditions, snr_db
+from pmc.conditions import Concealment, Network, parse_conditions, snr_db
 from pmc.errors import PmcError
 from pmc.harness import (
     HEARD_FILE,
     PLAYED_FILE,
     Run,
     RunSettings,
+    condition_seed,
     default_run_id,
     live_for,
     run_rollouts,
@@ -123,8 +124,8 @@ def test_a_run_under_conditions_has_its_own_id_and_resumes_only_under_the_same(
         assert 10 * np.log10(after / during) == pytest.approx(0.0, abs=0.5), point.point_id
     with pytest.raises(PmcError, match="another conditions"):
         _run(workdir, "room", "car-10db")
-    with pytest.raises(PmcError, match="does not apply network conditions yet"):
-        _run(workdir, "net", "network")
+    with pytest.raises(PmcError, match="one network path at most"):
+        _run(workdir, "nets", "network,network:loss=0.1")
     with pytest.raises(PmcError, match="one echo path at most"):
         _run(workdir, "echoes", "echo,echo:delay_ms=50")
 
@@ -166,3 +167,37 @@ def test_the_echo_comes_back_at_the_set_delay_and_level_to_the_sample(workdir: P
         assert played.any() and not echo[:delay].any()  # nothing comes back before the delay
         level = 10 * np.log10(np.sum(echo**2) / np.sum(played[:n] ** 2))
         assert level == pytest.approx(-10.0, abs=0.1), point.point_id
+
+
+def test_the_network_delays_and_loses_exactly_the_frames_its_seed_draws(workdir: Path) -> None:
+    (condition,) = parse_conditions("network:loss=0.2:concealment=repeat", seed=3)
+    settings = RunSettings("net-run", conditions=(condition,))
+    assert run_rollouts(workdir, [NEVER], settings)[NEVER.name].failed == 0
+    run = Run(runs_dir(workdir) / "net-run")
+    frame_ns = NEVER.frame_samples * 1_000_000_000 // NEVER.sample_rate
+    size = NEVER.frame_samples
+    lost_seen = 0
+    for point in read_points(workdir):
+        folder = run.rollout_dir(NEVER.name, point.point_id, 0)
+        trace = io.read_json(folder / "trace.json")
+        seed = condition_seed(condition, point.point_id, 0)
+        network = Network(30.0, 0.2, Concealment.REPEAT, seed)
+        fates = network.schedule(len(trace["inputs"]), frame_ns)
+        t0 = int(trace["t0_ns"])
+        # Each frame went out at its deadline plus exactly the delay drawn for it.
+        for (i, deadline, sent), fate in zip(trace["inputs"], fates, strict=True):
+            assert deadline - t0 == (i + 1) * frame_ns + fate.delay_ns and sent == deadline
+        # A lost frame is the last one that arrived, again; every other is the stream's own.
+        heard = _heard(run, point)
+        clean = live_for(workdir / "points", point)
+        last = None
+        for fate in fates[: len(clean) // size]:
+            frame = heard[fate.index * size : (fate.index + 1) * size]
+            if fate.lost:
+                lost_seen += 1
+                expected = np.zeros(size, dtype=np.float32) if last is None else last
+            else:
+                expected = clean[fate.index * size : (fate.index + 1) * size]
+                last = expected
+            assert np.abs(frame - expected).max() <= 1 / 32767, (point.point_id, fate)
+    assert lost_seen >= 10

@@ -120,8 +120,9 @@ def load_cards(names: tuple[str, ...], folder: Path | None) -> list[SystemCard]:
     "condition",
     metavar="NAME[:KEY=VALUE...][,NAME...]",
     help="What every system hears the person through: noise (room-10db, car-10db), babble "
-    "(babble-10db, babble-0db: other conversations of the points), a phone line (telephone); a "
-    "parameter changed as babble-10db:snr_db=5. Seeded by --seed, recorded in run.json; a run "
+    "(babble-10db, babble-0db: other conversations of the points), a phone line (telephone), "
+    "its own voice coming back (echo), a network's jitter and loss (network); a parameter "
+    "changed as babble-10db:snr_db=5. Seeded by --seed, recorded in run.json; a run "
     "under a condition gets its own default --run-id, to compare with the clean run by "
     "'pmc report --run CLEAN --compare NOISY'. What each does: docs/conditions.md.",
 )

@@ -7,7 +7,7 @@ frame as it is sent. A shared helper below the stages: pure functions on audio a
 """
 
 from pmc.conditions._echo import Echo
-from pmc.conditions._network import Delivery, conceal, deliveries
+from pmc.conditions._network import Delivery, Network, conceal, deliveries
 from pmc.conditions._noise import (
     SPEECH_RMS,
     babble,
@@ -37,6 +37,7 @@ __all__ = [
     "ConditionKind",
     "Delivery",
     "Echo",
+    "Network",
     "NoiseColour",
     "babble",
     "band_limit",

@@ -39,11 +39,12 @@ def deliveries(
     """The network's schedule for ``frames`` frames: same seed, same schedule.
 
     Delays never reorder frames (a receiver's jitter buffer plays them in order): a frame is
-    never delivered before the one ahead of it.
+    never delivered before the one ahead of it. Delays and losses are drawn from two streams
+    of the seed, so the schedule of the first frames is the same however many are asked for.
     """
-    rng = np.random.default_rng(seed)
-    extra = rng.uniform(0.0, 2.0 * jitter_ms * 1e6, frames).astype(np.int64)
-    lost = rng.random(frames) < loss
+    delays, losses = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
+    extra = delays.uniform(0.0, 2.0 * jitter_ms * 1e6, frames).astype(np.int64)
+    lost = losses.random(frames) < loss
     out = []
     latest = 0
     for i in range(frames):
@@ -58,3 +59,24 @@ def conceal(frame: FloatArray, last: FloatArray | None, concealment: Concealment
     if concealment is Concealment.REPEAT and last is not None and len(last) == len(frame):
         return last.copy()
     return np.zeros(len(frame), dtype=np.float32)
+
+
+@dataclass(frozen=True)
+class Network:
+    """One rollout's network: its setting and the seed of its draws.
+
+    Attributes:
+        jitter_ms: Mean extra delay of a frame (drawn from 0 to twice this).
+        loss: Probability that a frame is lost.
+        concealment: What is played in place of a lost frame.
+        seed: Seeds the draws (the same seed, the same delays and losses).
+    """
+
+    jitter_ms: float
+    loss: float
+    concealment: Concealment
+    seed: int
+
+    def schedule(self, frames: int, frame_ns: int) -> tuple[Delivery, ...]:
+        """What happens to each of the first ``frames`` frames of ``frame_ns`` each."""
+        return deliveries(frames, self.jitter_ms, self.loss, self.seed, frame_ns)

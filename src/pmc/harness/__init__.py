@@ -9,6 +9,7 @@ stepping a card's concurrency down when its server says so (``_retry``). A run's
 from pmc.harness._audit import LATE_BOUND_MS, TimingAudit, audit
 from pmc.harness._backoff import Backoff
 from pmc.harness._clock_kind import ClockKind
+from pmc.harness._conditions import condition_seed
 from pmc.harness._history import HistorySource, history_donor, with_history
 from pmc.harness._inputs import live_for, preload_for, rollout_seed
 from pmc.harness._monitor import SpeechMonitor
@@ -86,6 +87,7 @@ __all__ = [
     "TraceRecorder",
     "audit",
     "clock_for",
+    "condition_seed",
     "default_run_id",
     "frame_ns",
     "history_donor",

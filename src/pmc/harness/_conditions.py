@@ -20,9 +20,11 @@ import numpy as np
 
 from pmc.audio import SAMPLE_RATE, FloatArray
 from pmc.conditions import (
+    Concealment,
     Condition,
     ConditionKind,
     Echo,
+    Network,
     NoiseColour,
     babble,
     coloured_noise,
@@ -36,8 +38,8 @@ from pmc.points import Point
 
 WHOLE_TRACK = frozenset({ConditionKind.NOISE, ConditionKind.BABBLE, ConditionKind.TELEPHONE})
 """The conditions applied to whole tracks before streaming (the others act per frame)."""
-APPLIED = WHOLE_TRACK | {ConditionKind.ECHO}
-"""The conditions the harness applies (the network is defined but not yet applied)."""
+APPLIED = WHOLE_TRACK | {ConditionKind.ECHO, ConditionKind.NETWORK}
+"""The conditions the harness applies."""
 
 
 def condition_seed(condition: Condition, point_id: str, rollout: int) -> int:
@@ -48,9 +50,11 @@ def condition_seed(condition: Condition, point_id: str, rollout: int) -> int:
 
 def refuse_unapplied(conditions: Sequence[Condition]) -> None:
     """Refuse, before any rollout, a condition the harness does not apply yet."""
-    echoes = [c for c in conditions if c.kind is ConditionKind.ECHO]
-    if len(echoes) > 1:
-        raise PmcError(f"conditions {', '.join(c.name for c in echoes)}: one echo path at most")
+    for kind in (ConditionKind.ECHO, ConditionKind.NETWORK):
+        paths = [c for c in conditions if c.kind is kind]
+        if len(paths) > 1:
+            names = ", ".join(c.name for c in paths)
+            raise PmcError(f"conditions {names}: one {kind.value} path at most")
     for condition in conditions:
         if condition.kind not in APPLIED:
             raise PmcError(
@@ -129,7 +133,8 @@ def with_conditions(
 
     An echo condition is not applied here but handed to the rollout, which adds the system's
     own played output to every frame it sends, after the whole-track conditions (the echo is
-    the system's voice in the caller's room, and it is not put through a phone line).
+    the system's voice in the caller's room, and it is not put through a phone line); so is the
+    network, which delays each frame and loses some, on the way to the system.
 
     The noise runs on after the live stream for ``tail_s`` (the protocol's longest rollout
     after it): the room does not fall silent when the person does. It is set against the live
@@ -148,13 +153,18 @@ def with_conditions(
     tail = np.zeros(round(tail_s * SAMPLE_RATE), dtype=np.float32)
     stream = np.concatenate([job.live, tail])
     clip, history = job.clip, job.preload.user_audio
-    echo = None
+    echo = network = None
     for condition in conditions:
+        seed = condition_seed(condition, point.point_id, job.rollout)
         if condition.kind is ConditionKind.ECHO:
             delay, gain = condition.number("delay_ms"), condition.number("gain_db")
             echo = Echo(delay, gain, SAMPLE_RATE)
             continue
-        seed = condition_seed(condition, point.point_id, job.rollout)
+        if condition.kind is ConditionKind.NETWORK:
+            concealment = Concealment(str(condition.params["concealment"]))
+            jitter, loss = condition.number("jitter_ms"), condition.number("loss")
+            network = Network(jitter, loss, concealment, seed)
+            continue
         span = len(job.live)
         stream = _under(condition, stream, level or 0.0, seed, point, points, points_dir, span)
         history = _under(condition, history, level or 0.0, seed + 1, point, points, points_dir)
@@ -168,4 +178,5 @@ def with_conditions(
         background=stream,
         record_heard=True,
         echo=echo,
+        network=network,
     )

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from pmc.audio import FloatArray
 from pmc.clock import NS_PER_S, Clock, RealClock, VirtualClock
-from pmc.conditions import Echo
+from pmc.conditions import Echo, Network, conceal
 from pmc.harness._clock_kind import ClockKind
 from pmc.harness._inject import Injection
 from pmc.harness._monitor import SpeechMonitor
@@ -61,6 +62,7 @@ class RolloutJob:
             its first sample (the noise of the run's conditions, running on past the live
             stream); None: silence.
         echo: The system's own played output fed back into every input frame (a condition).
+        network: Each input frame delayed, some lost, on the way to the system (a condition).
     """
 
     point: Point
@@ -74,6 +76,7 @@ class RolloutJob:
     record_heard: bool = False
     background: FloatArray | None = None
     echo: Echo | None = None
+    network: Network | None = None
 
 
 @dataclass(frozen=True)
@@ -187,10 +190,16 @@ async def run_rollout(
     listen_ns: int | None = None
     heard: list[FloatArray] = []
 
+    # The network's fate of every frame the rollout can send: the live stream, then the cap.
+    frames_max = len(live) + math.ceil((params.cap_s + 1.0) * NS_PER_S / length)
+    network = job.network.schedule(frames_max, length) if job.network is not None else ()
+    last_heard: list[FloatArray] = []
+
     def due_ns(i: int) -> int:
+        delay = network[i].delay_ns if i < len(network) else 0
         if end is not None and i == len(live) - 1:
-            return live_samples * NS_PER_S // card.sample_rate  # the boundary
-        return (i + 1) * length
+            return live_samples * NS_PER_S // card.sample_rate + delay  # the boundary
+        return (i + 1) * length + delay
 
     async def next_frame(i: int) -> FloatArray | Tick:
         if receiver.done():
@@ -214,6 +223,12 @@ async def run_rollout(
         if job.echo is not None:
             played = recorder.played_so_far(t0)
             frame = job.echo.add(frame, played, i * card.frame_samples)
+        if job.network is not None:
+            if i < len(network) and network[i].lost:
+                arrived = last_heard[-1] if last_heard else None
+                frame = conceal(frame, arrived, job.network.concealment)
+            else:
+                last_heard[:] = [frame]  # the last frame that arrived
         await adapter.send_frame(frame)
         if job.record_heard:
             heard.append(frame)
