@@ -36,10 +36,8 @@ from pmc.harness._inputs import live_for
 from pmc.harness._rollout import RolloutJob
 from pmc.points import Point
 
-WHOLE_TRACK = frozenset({ConditionKind.NOISE, ConditionKind.BABBLE, ConditionKind.TELEPHONE})
-"""The conditions applied to whole tracks before streaming (the others act per frame)."""
-APPLIED = WHOLE_TRACK | {ConditionKind.ECHO, ConditionKind.NETWORK}
-"""The conditions the harness applies."""
+ONE_PATH = (ConditionKind.ECHO, ConditionKind.NETWORK)
+"""The conditions a run can name once at most: a call has one echo path and one network."""
 
 
 def condition_seed(condition: Condition, point_id: str, rollout: int) -> int:
@@ -48,19 +46,13 @@ def condition_seed(condition: Condition, point_id: str, rollout: int) -> int:
     return int.from_bytes(hashlib.sha256(key).digest()[:8], "big")
 
 
-def refuse_unapplied(conditions: Sequence[Condition]) -> None:
-    """Refuse, before any rollout, a condition the harness does not apply yet."""
-    for kind in (ConditionKind.ECHO, ConditionKind.NETWORK):
+def refuse_conflicts(conditions: Sequence[Condition]) -> None:
+    """Refuse, before any rollout, two echo paths or two networks in one run."""
+    for kind in ONE_PATH:
         paths = [c for c in conditions if c.kind is kind]
         if len(paths) > 1:
             names = ", ".join(c.name for c in paths)
             raise PmcError(f"conditions {names}: one {kind.value} path at most")
-    for condition in conditions:
-        if condition.kind not in APPLIED:
-            raise PmcError(
-                f"condition {condition.name}: the harness does not apply {condition.kind.value} "
-                "conditions yet (docs/conditions.md, Status)"
-            )
 
 
 def babble_voices(point: Point, points: Sequence[Point], voices: int, seed: int) -> list[Point]:

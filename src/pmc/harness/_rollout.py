@@ -193,7 +193,7 @@ async def run_rollout(
     # The network's fate of every frame the rollout can send: the live stream, then the cap.
     frames_max = len(live) + math.ceil((params.cap_s + 1.0) * NS_PER_S / length)
     network = job.network.schedule(frames_max, length) if job.network is not None else ()
-    last_heard: list[FloatArray] = []
+    arrived: FloatArray | None = None  # the last frame the network delivered
 
     def due_ns(i: int) -> int:
         delay = network[i].delay_ns if i < len(network) else 0
@@ -216,7 +216,7 @@ async def run_rollout(
         return quiet(i) if heard is None else np.asarray(quiet(i) + heard, dtype=np.float32)
 
     async def send(i: int, frame: FloatArray) -> None:
-        nonlocal committed_ns, listen_ns
+        nonlocal committed_ns, listen_ns, arrived
         if committed_ns is not None and listen_ns is None and schedule.listening:
             listen_ns = clock.now_ns()
             await adapter.listen()
@@ -225,10 +225,9 @@ async def run_rollout(
             frame = job.echo.add(frame, played, i * card.frame_samples)
         if job.network is not None:
             if i < len(network) and network[i].lost:
-                arrived = last_heard[-1] if last_heard else None
                 frame = conceal(frame, arrived, job.network.concealment)
             else:
-                last_heard[:] = [frame]  # the last frame that arrived
+                arrived = frame
         await adapter.send_frame(frame)
         if job.record_heard:
             heard.append(frame)

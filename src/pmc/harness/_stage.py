@@ -25,7 +25,7 @@ from pmc.conditions import Condition
 from pmc.errors import PmcError
 from pmc.harness._backoff import Backoff
 from pmc.harness._clock_kind import ClockKind
-from pmc.harness._conditions import refuse_unapplied, with_conditions
+from pmc.harness._conditions import refuse_conflicts, with_conditions
 from pmc.harness._history import HistorySource, with_history
 from pmc.harness._inputs import clip_for, live_for, preload_for, reference_for, rollout_seed
 from pmc.harness._limit import AdaptiveLimit
@@ -221,7 +221,7 @@ def run_rollouts(
     names = [c.name for c in cards]
     if len(set(names)) != len(names):
         raise PmcError(f"a system is named twice: {', '.join(names)}")
-    refuse_unapplied(settings.conditions)
+    refuse_conflicts(settings.conditions)
     points = read_points(workdir)
     run_dir = runs_dir(workdir) / settings.run_id
     run = Run(run_dir)
