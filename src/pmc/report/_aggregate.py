@@ -16,14 +16,13 @@ from typing import Any
 import numpy as np
 
 from pmc.points import PointKind
+from pmc.report._resample import Counts, draw_counts, resampled_medians, resampled_rates
 from pmc.scoring import ClipScore, PauseOutcome, Score, ScoreStatus, YieldScore
 
 RESAMPLES = 2000
 """Bootstrap resamples of conversations (paper appendix E, Table 14)."""
 RECALL_PREFIX_S = 120.0
 """The main table reports recall after 120 s of history (paper Table 3)."""
-
-Metric = Callable[[Sequence[Score]], float | None]
 
 
 @dataclass(frozen=True)
@@ -60,14 +59,44 @@ def scored(scores: Sequence[Score]) -> list[Score]:
     return [s for s in scores if s.rollout == 0 and s.status is not ScoreStatus.TRANSPORT_ERROR]
 
 
-def _share(outcome: PauseOutcome) -> Metric:
-    def metric(scores: Sequence[Score]) -> float | None:
-        if not scores:
-            return None
-        hits = sum((s.pause.outcome if s.pause else PauseOutcome.SILENT) is outcome for s in scores)
-        return hits / len(scores)
+@dataclass(frozen=True)
+class _Rate:
+    """The share of rollouts whose ``pick`` is true, over those where it is not None."""
 
-    return metric
+    pick: Callable[[Score], bool | None]
+
+    def __call__(self, scores: Sequence[Score]) -> float | None:
+        flags = [f for f in (self.pick(s) for s in scores) if f is not None]
+        return sum(flags) / len(flags) if flags else None
+
+    def resampled(self, groups: list[list[Score]], counts: Counts) -> list[float]:
+        flags = [[f for f in (self.pick(s) for s in g) if f is not None] for g in groups]
+        return resampled_rates([sum(f) for f in flags], [len(f) for f in flags], counts)
+
+
+@dataclass(frozen=True)
+class _Median:
+    """The median of ``pick`` over the rollouts where it is not None."""
+
+    pick: Callable[[Score], float | None]
+
+    def __call__(self, scores: Sequence[Score]) -> float | None:
+        values = _values(scores, self.pick)
+        return float(np.median(values)) if values else None
+
+    def resampled(self, groups: list[list[Score]], counts: Counts) -> list[float]:
+        values = [_values(g, self.pick) for g in groups]
+        where = [i for i, vs in enumerate(values) for _ in vs]
+        return resampled_medians([v for vs in values for v in vs], where, counts)
+
+
+Metric = _Rate | _Median
+"""A main-table statistic over a list of rollouts, and over each bootstrap resample of them."""
+
+
+def _share(outcome: PauseOutcome) -> Metric:
+    """The share of rollouts whose pause ended in ``outcome`` (no pause score: silent)."""
+    return _Rate(lambda s: (s.pause.outcome if s.pause else PauseOutcome.SILENT) is outcome)
 
 
 def _values(scores: Sequence[Score], pick: Callable[[Score], float | None]) -> list[float]:
@@ -75,19 +104,11 @@ def _values(scores: Sequence[Score], pick: Callable[[Score], float | None]) -> l
 
 
 def _median(pick: Callable[[Score], float | None]) -> Metric:
-    def metric(scores: Sequence[Score]) -> float | None:
-        values = _values(scores, pick)
-        return float(np.median(values)) if values else None
-
-    return metric
+    return _Median(pick)
 
 
 def _rate(pick: Callable[[Score], bool | None]) -> Metric:
-    def metric(scores: Sequence[Score]) -> float | None:
-        flags = [f for f in (pick(s) for s in scores) if f is not None]
-        return sum(flags) / len(flags) if flags else None
-
-    return metric
+    return _Rate(pick)
 
 
 def _takeover_latency(s: Score) -> float | None:
@@ -275,15 +296,9 @@ def bootstrap(
     for s in scores:
         groups.setdefault(s.conversation_id, []).append(s)
     names = sorted(groups)
-    rng = np.random.default_rng(seed)
-    draws: dict[str, list[float]] = {name: [] for name in metrics}
-    for _ in range(resamples if names else 0):
-        picked = rng.integers(0, len(names), len(names))
-        sample = [s for i in picked for s in groups[names[i]]]
-        for name, (metric, _) in metrics.items():
-            value = metric(sample)
-            if value is not None:
-                draws[name].append(value)
+    counts = draw_counts(np.random.default_rng(seed), len(names), resamples if names else 0)
+    ordered = [groups[name] for name in names]
+    draws = {name: metric.resampled(ordered, counts) for name, (metric, _) in metrics.items()}
     out = {}
     for name, (metric, pick) in metrics.items():
         estimate = metric(scores)

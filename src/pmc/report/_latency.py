@@ -22,6 +22,7 @@ from pmc.harness import TRACE_FILE, Run
 from pmc.points import Point, PointKind
 from pmc.report._aggregate import RESAMPLES
 from pmc.report._data import RunData
+from pmc.report._resample import draw_counts, resampled_medians
 from pmc.scoring import PauseOutcome, Score
 from pmc.systems import LatencyMark, adapter_factory
 from pmc.table import Table
@@ -223,11 +224,9 @@ def median_interval(
     for conversation, value in values:
         groups.setdefault(conversation, []).append(value)
     names = sorted(groups)
-    rng = np.random.default_rng(seed)
-    draws = []
-    for _ in range(resamples):
-        picked = rng.integers(0, len(names), len(names))
-        draws.append(float(np.median([v for i in picked for v in groups[names[i]]])))
+    counts = draw_counts(np.random.default_rng(seed), len(names), resamples)
+    where = [i for i, name in enumerate(names) for _ in groups[name]]
+    draws = resampled_medians([v for name in names for v in groups[name]], where, counts)
     median = float(np.median([v for _, v in values]))
     if not draws:
         return median, None, None
