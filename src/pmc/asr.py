@@ -8,11 +8,17 @@ model setting also takes a directory path or, for users with internet, a hub nam
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import threading
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from pmc.audio import SAMPLE_RATE, FloatArray, resample
 from pmc.errors import PmcError
@@ -150,13 +156,60 @@ def load_whisper_model(model: str = "tiny.en", threads: int = 2, device: str = C
     if bundled is not None:
         verify(bundled)  # the weights the scores were calibrated on, or a clear refusal
     files = _bundled_files(model)
-    return WhisperModel(
+    return _remembering(WhisperModel)(
         model if files else _resolve_model(model),
         device=device,
         compute_type="int8" if device == CPU else "float16",
         cpu_threads=threads,
         files=files,
     )
+
+
+ENCODED_KEPT = 16
+"""Encoded 30 s windows a model keeps (about 2.3 MB each for tiny.en, 3.1 MB for base)."""
+
+
+@functools.cache
+def _remembering(whisper: type) -> type:
+    """``WhisperModel`` that encodes a window it has encoded before from memory.
+
+    Whisper encodes every track in 30 s windows, and tracks of one system often share windows:
+    always-speak's monologue is the same from the stream's start at every point, so its tracks
+    share their first windows, and so do the windows a seek lands on after them. The encoder is
+    most of a transcription's time; a window's key is its exact features, so what is found is
+    what the encoder would give for it, and the words and times do not change.
+    """
+
+    class RememberingWhisper(whisper):  # type: ignore[misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._encoded: OrderedDict[bytes, Any] = OrderedDict()
+            self._encoded_lock = threading.Lock()
+            self.windows_encoded = 0
+            """Windows the encoder ran on."""
+            self.windows_found = 0
+            """Windows found encoded already."""
+
+        def encode(self, features: Any) -> Any:
+            window = np.ascontiguousarray(features)
+            key = (
+                f"{window.shape}{window.dtype}".encode()
+                + hashlib.blake2b(window.tobytes(), digest_size=16).digest()
+            )
+            with self._encoded_lock:
+                if key in self._encoded:
+                    self._encoded.move_to_end(key)
+                    self.windows_found += 1
+                    return self._encoded[key]
+            encoded = super().encode(features)
+            with self._encoded_lock:
+                self.windows_encoded += 1
+                self._encoded[key] = encoded
+                while len(self._encoded) > ENCODED_KEPT:
+                    self._encoded.popitem(last=False)
+            return encoded
+
+    return RememberingWhisper
 
 
 def _bundled_files(model: str) -> dict[str, Any] | None:
