@@ -11,7 +11,7 @@ import pytest
 from pmc.harness import HistorySource
 from pmc.points import Point, PointKind
 from pmc.report import RunData
-from pmc.report._ablation import ablation_table, sides, write_ablation_figure
+from pmc.report._twin import Differs, Twin, twin_of, twin_table, write_twin_figure
 from pmc.scoring import Evidence, RecallScore, ReplyScore, Score, ScoreStatus
 from pmc.scoring._text import strict_recall
 from tests.report.test_analyses import SETTINGS, data_of, pause_rollout, point, talk
@@ -80,9 +80,10 @@ def _run(history: HistorySource, *, forgets: bool) -> RunData:
 def test_the_table_pairs_each_measure_and_names_what_did_not_change() -> None:
     full, none = _run(HistorySource.FULL, forgets=False), _run(HistorySource.NONE, forgets=True)
     # Either order of --compare gives the full run as the base.
-    assert sides(none, full) == (full, none) and sides(full, none) == (full, none)
-    assert sides(full, full) is None
-    table = ablation_table(full, none, seed=0, resamples=200)
+    twin = Twin(Differs.HISTORY, full, none)
+    assert twin_of(none, full) == twin and twin_of(full, none) == twin
+    assert twin_of(full, full) is None
+    table = twin_table(twin, seed=0, resamples=200)
     rows = {(r[0], r[1]): r for r in table.rows}
     hold = rows[("cascade", "hold rate at pauses")]
     # Held at 1 of 4 pauses with the history, 3 of 4 without: +0.50.
@@ -114,13 +115,13 @@ def test_a_difference_below_what_the_report_prints_is_no_change() -> None:
         for name, scores in full.scores.items()
     }
     twin = replace(full, scores=nudged, history=HistorySource.SHUFFLED)
-    table = ablation_table(full, twin, seed=0, resamples=50)
+    table = twin_table(Twin(Differs.HISTORY, full, twin), seed=0, resamples=50)
     assert {r[7] for r in table.rows} == {"no change: does not use the history"}
 
 
 def test_the_figure_is_drawn(tmp_path: Path) -> None:
     full, none = _run(HistorySource.FULL, forgets=False), _run(HistorySource.NONE, forgets=True)
-    figure = write_ablation_figure(tmp_path, full, none, seed=0, resamples=50)
+    figure = write_twin_figure(tmp_path, Twin(Differs.HISTORY, full, none), seed=0, resamples=50)
     assert figure is not None
     assert (tmp_path / figure.file).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -128,4 +129,4 @@ def test_the_figure_is_drawn(tmp_path: Path) -> None:
 @pytest.mark.parametrize("mode", [HistorySource.NONE, HistorySource.SHUFFLED])
 def test_runs_with_the_same_history_are_not_an_ablation(mode: HistorySource) -> None:
     a = _run(mode, forgets=True)
-    assert sides(a, a) is None
+    assert twin_of(a, a) is None

@@ -14,6 +14,7 @@ import base64
 import csv
 import html
 import json
+import re
 import shutil
 import warnings
 from pathlib import Path
@@ -28,8 +29,9 @@ from matplotlib.figure import Figure as Plot
 from pmc import io
 from pmc.asr import TimedWord
 from pmc.audio import SAMPLE_RATE, FloatArray, wav_bytes
+from pmc.conditions import parse_conditions
 from pmc.corpus import Channel
-from pmc.harness import SCORES_DIR, RunSettings, run_rollouts, runs_dir
+from pmc.harness import HEARD_FILE, SCORES_DIR, Run, RunSettings, run_rollouts, runs_dir
 from pmc.points import MANIFEST_FILE, Point, PointKind, points_dir
 from pmc.report import build_report, load_run
 from pmc.report._html import write_html
@@ -463,3 +465,75 @@ def test_a_run_with_two_rollouts_gets_the_agreement_table(
         assert (row["system"], row["rollouts K"], row["all K agree"]) == ("talker", "2", "1.0")
     index = (tmp_path / "report" / "index.html").read_text()
     assert "Rollout-to-rollout agreement" in index and ROLLOUTS_USED in html.unescape(index)
+
+
+def test_a_run_under_conditions_names_them_and_plays_what_was_heard(
+    run: Path, workdir: Path, tmp_path: Path
+) -> None:
+    """A run under a condition, reported against its clean twin.
+
+    The run is copied and put under babble in its record, as ``pmc run --condition`` records
+    it; talker's rollouts keep what they heard, and its turn end is answered 0.25 s later.
+    """
+    named = "babble-10db:snr_db=0"
+    copy = tmp_path / "w"
+    shutil.copytree(workdir, copy, ignore=shutil.ignore_patterns("report"))
+    noisy = copy / run.relative_to(workdir)
+    record = json.loads((noisy / "run.json").read_text())
+    record["conditions"] = [c.to_dict() for c in parse_conditions(named, seed=1)]
+    (noisy / "run.json").write_text(json.dumps(record))
+    heard = {}
+    for n, entry in enumerate(Run(noisy).rollouts(["talker"])):
+        sf.write(entry.folder / HEARD_FILE, tone(0.1 * (n + 1)), SAMPLE_RATE, format="FLAC")
+        heard[entry.point_id] = (entry.folder / HEARD_FILE).read_bytes()
+    scores = noisy / SCORES_DIR / "talker.jsonl"
+    lines = [json.loads(line) for line in scores.read_text().splitlines()]
+    for line in lines:
+        if line["kind"] == PointKind.TURN_END.value:
+            line["reply"]["latency_s"] += 0.25
+    scores.write_text("".join(io.json_line(line) for line in lines))
+    folder = tmp_path / "report"
+    build_report(noisy, compare=run, resamples=20, folder=folder)
+
+    # Every table and figure title names the condition, in every file that holds titles.
+    results = json.loads((folder / "results.json").read_text())
+    assert [c["name"] for c in results["conditions"]] == ["babble-10db"]
+    assert results["compare_conditions"] == []
+    titles = [t["title"] for t in results["tables"]] + [f["title"] for f in results["figures"]]
+    for name in ("report.md", "main_table.md"):
+        titles += re.findall(r"^## (.*)$", (folder / name).read_text(), re.MULTILINE)
+    assert len(titles) > 20
+    for title in titles:
+        assert named in title, title
+    twin = [t for t in results["tables"] if t["key"] == "condition_comparison"]
+    assert [t["title"] for t in twin] == [
+        f"Condition: {named} (r) against clean (r), paired over points"
+    ]
+    rows = {(r[0], r[1]): r for r in twin[0]["rows"]}
+    assert rows[("talker", "turn-end latency, s")][2:6] == [
+        1,
+        "0.30",
+        "0.55",
+        "+0.25 [+0.25, +0.25]",
+    ]
+    assert rows[("talker", "hold rate at pauses")][5:7] == ["+0.00 [+0.00, +0.00]", "0 of 1"]
+    # Every page's title and heading name it too.
+    pages = [folder / "index.html", *sorted((folder / "rollouts").rglob("*.html"))]
+    assert len(pages) == 13
+    for page in pages:
+        head, body = page.read_text().split("</head>")
+        for tag, part in (("title", head), ("h1", body)):  # the timeline's SVG has titles too
+            (heading,) = re.findall(rf"<{tag}>(.*?)</{tag}>", part)
+            assert heading.endswith(f" — under {named}"), (page, heading)
+    # talker's pages play what it heard, copied beside the stereo file; flaky's kept none.
+    for page in sorted((folder / "rollouts" / "talker").glob("*.html")):
+        text = page.read_text()
+        assert f"What the system heard (under {named})" in text
+        (src,) = re.findall(
+            r'<audio class="heard" controls preload="metadata" src="([^"]+)">', text
+        )
+        copied = (page.parent / unquote(src)).resolve()
+        assert copied.parent == (folder / "audio" / "talker").resolve()
+        assert copied.read_bytes() == heard[page.stem.rsplit("-", 1)[0]]
+    for page in (folder / "rollouts" / "flaky").glob("*.html"):
+        assert 'class="heard"' not in page.read_text()

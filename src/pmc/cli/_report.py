@@ -19,7 +19,10 @@ _RUN = click.Path(file_okay=False, exists=True, path_type=Path)
 @click.option(
     "--compare",
     type=_RUN,
-    help="A second scored run: each system in both is compared on the points they share.",
+    help=(
+        "A second scored run: each system in both is compared on the points they share; a twin "
+        "(another history, or other conditions) adds the paired ablation or condition table."
+    ),
 )
 @seed_option
 @resamples_option

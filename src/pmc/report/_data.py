@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pmc.conditions import Condition
 from pmc.errors import PmcError
 from pmc.harness import HistorySource, Run, SystemEntry
 from pmc.points import Point, PointKind, read_points
@@ -29,6 +30,8 @@ class RunData:
         entries: Each system's entry in the run's record (card, adapter version, clock); empty
             for data not read from a run.
         history: The history its systems got (the context ablation).
+        conditions: What its systems heard the person through (docs/conditions.md); none for
+            a clean run.
     """
 
     run_dir: Path
@@ -41,6 +44,7 @@ class RunData:
     unscored: tuple[str, ...] = ()
     entries: dict[str, SystemEntry] = field(default_factory=dict)
     history: HistorySource = HistorySource.FULL
+    conditions: tuple[Condition, ...] = ()
 
     def first(self, system: str, kind: PointKind) -> list[Score]:
         """Rollout 0 of every point of ``kind``, transport failures left out (paper 3.4)."""
@@ -84,6 +88,7 @@ def load_run(run_dir: Path) -> RunData:
         tuple(unscored),
         dict(record.systems),
         record.history,
+        record.conditions,
     )
 
 

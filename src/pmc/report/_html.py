@@ -4,7 +4,9 @@
 the figures and an index of every rollout, grouped by system and point kind, with each one's
 outcome. Each rollout has a page, ``rollouts/<system>/<point_id>-<rollout>.html``, with its
 timeline and one stereo player, ``audio/<system>/<point_id>-<rollout>.flac`` (the person left,
-the system right, on the stream clock: :mod:`pmc.report._listen`).
+the system right, on the stream clock: :mod:`pmc.report._listen`), and, where the run was under
+conditions, a second player of what the system heard, ``<point_id>-<rollout>-heard.flac``.
+The index's and every page's ``<title>`` and ``<h1>`` name the run's conditions.
 Every link is relative, so the folder can be moved. Every text that came from a system or a
 corpus (transcripts, words, replies, questions, answers, descriptions, ids) is escaped, and
 each page's content security policy forbids scripts besides.
@@ -27,9 +29,25 @@ from pathlib import Path
 from pmc.harness import Run, SystemEntry
 from pmc.points import PointKind, points_dir
 from pmc.report._data import RunData
-from pmc.report._listen import clip_at_s, person_speech, point_audio, seat_speech, write_stereo
+from pmc.report._heading import under
+from pmc.report._listen import (
+    clip_at_s,
+    copy_heard,
+    person_speech,
+    point_audio,
+    seat_speech,
+    write_stereo,
+)
 from pmc.report._listen import live_s as streamed_s
-from pmc.report._pages import INDEX, KIND_NAMES, href, outcome, rollout_body, system_anchor
+from pmc.report._pages import (
+    INDEX,
+    KIND_NAMES,
+    Listen,
+    href,
+    outcome,
+    rollout_body,
+    system_anchor,
+)
 from pmc.report._review import REVIEW_TABLE_PREFIX
 from pmc.report._rollouts import RolloutView, read_rollouts
 from pmc.report._write import ROLLOUTS_USED
@@ -65,7 +83,7 @@ def write_html(
             traces are read here, one point at a time.
         tables: The report's tables, in order.
         figures: Its figures, in order.
-        title: The report's title.
+        title: The report's title (naming the run's conditions, where it had any).
         summary: What leads the index, before every other table and figure: the summary's
             figure and table.
     """
@@ -84,6 +102,7 @@ def write_html(
     # Pages and audio of rollouts that are no longer in the run would otherwise linger.
     for stale in ("rollouts", "audio"):
         shutil.rmtree(folder / stale, ignore_errors=True)
+    suffix = under(data.conditions)
     # A point's audio is read once for all its rollouts, and let go before the next point's.
     # Its rollouts' stereo files are coded on threads (libsndfile works outside the GIL) while
     # this thread writes their pages.
@@ -92,7 +111,8 @@ def write_html(
             mine = [r for r in rollouts if r.point_id == point_id]
             audio = point_audio(mine[0].point, points_dir(run.workdir))
             coded = [pool.submit(write_stereo, folder, r, audio) for r in mine]
-            for r, stereo in zip(mine, coded, strict=True):
+            heard = [pool.submit(copy_heard, folder, r) for r in mine]
+            for r, stereo, kept in zip(mine, coded, heard, strict=True):
                 settings = r.score.settings if r.score is not None else ScoreSettings()
                 gate, onset = settings.gate, settings.onset
                 speech = (
@@ -100,8 +120,9 @@ def write_html(
                     seat_speech(audio, gate, onset),
                 )
                 same = by_point[(r.point_id, r.k)]
-                body = rollout_body(r, systems.get(r.system), stereo.result(), speech, same)
-                title_r = f"{r.system} · {r.point_id} · rollout {r.k}"
+                audio_files = Listen(stereo.result(), kept.result(), data.conditions)
+                body = rollout_body(r, systems.get(r.system), audio_files, speech, same)
+                title_r = f"{r.system} · {r.point_id} · rollout {r.k}{suffix}"
                 # Plain writes, not atomic ones: a report is rewritten whole, and hundreds of
                 # fsyncs would take longer than writing the pages.
                 _write(folder / r.page, _page(title_r, body, css))

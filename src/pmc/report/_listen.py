@@ -19,6 +19,10 @@ holds its sources' samples exactly.
 
 The person's speech on the timeline comes from the same left channel, through the speech gate
 (:func:`person_speech`).
+
+A rollout of a run under conditions also kept what the system actually heard (``heard.flac``:
+its input frames as sent, back to back, from the first live frame); the report copies it beside
+the stereo file (:func:`copy_heard`), so the page plays it too.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ import soundfile as sf
 
 from pmc.audio import SAMPLE_RATE
 from pmc.gate import GateParams, OnsetRule, speech_intervals
-from pmc.harness import PLAYED_FILE
+from pmc.harness import HEARD_FILE, PLAYED_FILE
 from pmc.points import Point
 from pmc.report._rollouts import RolloutView
 
@@ -180,6 +184,22 @@ def write_stereo(folder: Path, r: RolloutView, audio: PointAudio | None) -> str 
     path = folder / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(buffer.getvalue())
+    return rel
+
+
+def copy_heard(folder: Path, r: RolloutView) -> str | None:
+    """Copy what a rollout's system heard into the report; its path relative to the folder.
+
+    None where the rollout kept none (a clean run's rollouts do not). The bytes are copied as
+    they are, so the page plays exactly what the harness sent.
+    """
+    source = r.folder / HEARD_FILE
+    if not source.exists():
+        return None
+    rel = f"{STEREO_DIR}/{r.system}/{r.point_id}-{r.k}-heard.flac"
+    path = folder / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(source.read_bytes())  # a plain write, as the stereo file's
     return rel
 
 

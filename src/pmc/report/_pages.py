@@ -3,20 +3,25 @@
 The page says what the rollout came to, lists its facts (the point, its boundary, when the input
 ended, how the input kept time), draws the timeline (:mod:`pmc.report._timeline`) with a legend,
 plays the exchange as one stereo file on the timeline's clock (:mod:`pmc.report._listen`: the
-person left, the system right), shows what each side said and every score, and links the same
-point's rollouts of the other systems. The index's rollout lists share its outcome line, kind
-names and links. Every text that came from a system or a corpus is escaped.
+person left, the system right) and, under conditions, what the system heard, shows what each
+side said and every score, and links the same point's rollouts of the other systems. The index's
+rollout lists share its outcome line, kind names and links. Every text that came from a system
+or a corpus is escaped.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from html import escape
 from urllib.parse import quote
 
 import soundfile as sf
 
+from pmc.conditions import Condition
 from pmc.harness import PLAYED_FILE, ProtocolRecord, SystemEntry
 from pmc.points import Point, PointKind
+from pmc.report._heading import condition_names, under
 from pmc.report._listen import HISTORY_TAIL_S
 from pmc.report._rollouts import RolloutView
 from pmc.report._texts import said, scores_of
@@ -41,6 +46,21 @@ BOUNDARY_NAMES = {
     PointKind.BARGE_IN: "turn end",
     PointKind.BACKCHANNEL: "turn end",
 }
+
+
+@dataclass(frozen=True)
+class Listen:
+    """What a rollout's page plays, and what its run's systems heard the person through.
+
+    Attributes:
+        stereo: The stereo file, relative to the report folder (None: nothing to hear).
+        heard: What the system heard, copied beside it (None: the rollout kept none).
+        conditions: The run's conditions, named in the page's heading and the heard player's.
+    """
+
+    stereo: str | None
+    heard: str | None = None
+    conditions: Sequence[Condition] = ()
 
 
 def href(prefix: str, rel: str) -> str:
@@ -92,7 +112,7 @@ def outcome(r: RolloutView) -> tuple[str, str]:
 def rollout_body(
     r: RolloutView,
     entry: SystemEntry | None,
-    stereo: str | None,
+    listen: Listen,
     speech: tuple[Spans, Spans],
     same_point: list[RolloutView],
 ) -> str:
@@ -101,7 +121,7 @@ def rollout_body(
     Args:
         r: The rollout.
         entry: Its system's entry in the run's record (None: the record has none).
-        stereo: Its stereo file, relative to the report folder (None: nothing to hear).
+        listen: Its audio files, and its run's conditions.
         speech: The person's speech intervals on the stream clock, and the system seat's in
             the history's tail.
         same_point: The point's rollouts of every system.
@@ -112,14 +132,16 @@ def rollout_body(
     timeline = _timeline(r, *speech)
     parts = [
         f'<p><a href="{up}{INDEX}#{system_anchor(r.system)}">← report</a></p>',
-        f"<h1>{escape(r.system)} · {escape(kind_name)} · {escape(r.point_id)} · rollout {r.k}</h1>",
+        f"<h1>{escape(r.system)} · {escape(kind_name)} · {escape(r.point_id)} · rollout {r.k}"
+        f"{escape(under(listen.conditions))}</h1>",
         f'<p class="{css}">{escape(text)}</p>',
         _facts(r, entry, timeline),
         "<h2>Timeline</h2>",
         svg(timeline),
         _LEGEND,
         "<h2>Audio</h2>",
-        *_player(r, stereo, timeline, up),
+        *_player(r, listen.stereo, timeline, up),
+        *_heard(listen, up),
     ]
     parts += said(r)
     parts += scores_of(r)
@@ -149,6 +171,21 @@ def _player(r: RolloutView, stereo: str | None, t: Timeline, up: str) -> list[st
         f"side, then from t = 0 {played}). On the timeline's clock: the file starts at "
         f"−{tail}; t = 0 is the first live sample, where the history ends; it ends at {end}.</p>",
         f'<audio class="stereo" controls preload="metadata" src="{href(up, stereo)}"></audio>',
+    ]
+
+
+def _heard(listen: Listen, up: str) -> list[str]:
+    """A player of what the system heard, where the rollout kept it (runs under conditions)."""
+    if listen.heard is None:
+        return []
+    label = "What the system heard"
+    if listen.conditions:
+        label += f" (under {condition_names(listen.conditions)})"
+    return [
+        f'<p class="channels">{escape(label)}: its input as sent, frame after frame from the '
+        "first live sample, with no history before it (where a network delayed frames, they "
+        "follow each other here without the delay).</p>",
+        f'<audio class="heard" controls preload="metadata" src="{href(up, listen.heard)}"></audio>',
     ]
 
 

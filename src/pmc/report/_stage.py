@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from pmc.harness import Run
-from pmc.report._ablation import ablation_table, sides, write_ablation_figure
 from pmc.report._aggregate import RESAMPLES
 from pmc.report._channel import channel_table
 from pmc.report._compare import Side, paired_table, pairs_in_run, side
 from pmc.report._curve import curve_table, write_curve_figure
 from pmc.report._data import RunData, load_run
 from pmc.report._figures import write_figures
+from pmc.report._heading import headed, under
 from pmc.report._html import write_html
 from pmc.report._latency import latency_table
 from pmc.report._lead import write_summary_figure
@@ -23,6 +23,7 @@ from pmc.report._recall import agreement_table, history_table
 from pmc.report._repeats import agreement_table as repeat_table
 from pmc.report._review import review_section
 from pmc.report._summary import summary_of
+from pmc.report._twin import twin_of, twin_table, write_twin_figure
 from pmc.report._write import write_tables
 from pmc.table import Figure, Table
 
@@ -73,6 +74,7 @@ def build_report(
     """
     data = load_run(run_dir)
     other = load_run(compare) if compare is not None else None
+    twin = None if other is None else twin_of(data, other)  # refused before anything is written
     folder = folder or Run(run_dir).report_dir
     rows = main_table(data, seed, resamples)
     tables = extended_tables(data, other, seed, resamples)
@@ -85,10 +87,13 @@ def build_report(
     curve = write_curve_figure(folder, data)
     figures += [] if curve is None else [curve]
     tables += [t for t in (curve_table(data),) if t is not None]
-    twins = None if other is None else sides(data, other)
-    if twins is not None:
-        tables.append(ablation_table(*twins, seed, resamples))
-        drawn = write_ablation_figure(folder, *twins, seed, resamples)
+    # Every title names the run's conditions; the twin's names both runs' settings itself.
+    tables, figures = headed(tables, data.conditions), headed(figures, data.conditions)
+    if summary_figure is not None:
+        summary_figure = headed([summary_figure], data.conditions)[0]
+    if twin is not None:
+        tables.append(twin_table(twin, seed, resamples))
+        drawn = write_twin_figure(folder, twin, seed, resamples)
         figures += [] if drawn is None else [drawn]
     settings = {
         "seed": seed,
@@ -97,12 +102,16 @@ def build_report(
         "compare_run_id": None if other is None else other.run_id,
         "history": data.history.value,
         "compare_history": None if other is None else other.history.value,
+        "conditions": [c.to_dict() for c in data.conditions],
+        "compare_conditions": None if other is None else [c.to_dict() for c in other.conditions],
         "unscored_systems": list(data.unscored),
         "provenance": provenance_of(data),
     }
-    written = write_tables(folder, rows, tables, figures, settings, summary, summary_figure)
+    written = write_tables(
+        folder, rows, tables, figures, settings, summary, summary_figure, data.conditions
+    )
     lead: list[Table | Figure] = []
     if summary is not None and summary_figure is not None:
-        lead = [summary_figure, summary.table()]
-    title = f"pmc report: run {data.run_id}"
+        lead = [summary_figure, *headed([summary.table()], data.conditions)]
+    title = f"pmc report: run {data.run_id}{under(data.conditions)}"
     return write_html(folder, data, written, figures, title, lead)

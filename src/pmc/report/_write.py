@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from pmc import io
+from pmc.conditions import Condition
 from pmc.points import PointKind
 from pmc.report._aggregate import Value, cell
+from pmc.report._heading import headed
 from pmc.report._main import MainRow
 from pmc.report._summary import SUMMARY_KEY, Summary
 from pmc.table import Cell, Figure, Table
@@ -109,9 +111,13 @@ def main_tables(rows: Sequence[MainRow]) -> list[Table]:
     return [table for pair in zip(values, cis, strict=True) for table in pair]
 
 
-def markdown(rows: Sequence[MainRow]) -> str:
-    """The main table per point kind: estimate and interval in each cell."""
-    return "\n".join(t.markdown() for t in _per_kind(rows, "main", "{kind}", cell))
+def markdown(rows: Sequence[MainRow], conditions: Sequence[Condition] = ()) -> str:
+    """The main table per point kind: estimate and interval in each cell.
+
+    Each kind's title names the run's ``conditions``, where it ran under any.
+    """
+    tables = headed(_per_kind(rows, "main", "{kind}", cell), conditions)
+    return "\n".join(t.markdown() for t in tables)
 
 
 def table_csv(rows: Sequence[MainRow]) -> str:
@@ -153,17 +159,19 @@ def write_tables(
     settings: dict[str, Any],
     summary: Summary | None = None,
     summary_figure: Figure | None = None,
+    conditions: Sequence[Condition] = (),
 ) -> list[Table]:
     """Write the main table, every table as CSV and in one Markdown file, and ``results.json``.
 
     ``report.md`` leads with the summary (its figure, then its table) where there is one.
     Every file is written atomically. Returns every table as written: the main table's first
-    (the summary's table is not among them).
+    (the summary's table is not among them). The tables made here (the main table's, the
+    summary's) name the run's ``conditions`` in their titles; the caller's already do.
     """
-    io.write_text(folder / MAIN_MD, markdown(rows))
+    io.write_text(folder / MAIN_MD, markdown(rows, conditions))
     io.write_text(folder / MAIN_CSV, table_csv(rows))
-    all_tables = [*main_tables(rows), *tables]
-    lead = [] if summary is None else [summary.table()]
+    all_tables = [*headed(main_tables(rows), conditions), *tables]
+    lead = [] if summary is None else headed([summary.table()], conditions)
     for table in [*lead, *all_tables]:
         io.write_text(folder / TABLES_DIR / f"{table.key}.csv", table.csv())
     parts = [ROLLOUTS_USED + "\n"]
