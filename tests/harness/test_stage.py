@@ -12,6 +12,7 @@ from pmc.harness import (
     ERROR_FILE,
     RUN_FILE,
     TRACE_FILE,
+    Backoff,
     ClockKind,
     ProtocolParams,
     RolloutTrace,
@@ -139,9 +140,12 @@ def test_a_run_cannot_be_resumed_with_other_settings(workdir: Path) -> None:
 def test_transport_failures_are_retried_reported_and_retried_on_resume(workdir: Path) -> None:
     card = SystemCard("flaky", "scripted", Family.LOCAL, params={"say": []})
     run = runs_dir(workdir) / "flaky-run"
-    ScriptedSystem.refuse = 3  # the first point's two attempts, then one of the second's
+    # Every point's first attempt, then the first retry to come back: a retry waits its backoff
+    # holding no slot, so the others' first attempts come before it.
+    ScriptedSystem.refuse = 5
+    fast = Backoff(base_s=0.01, cap_s=0.01)
     try:
-        tallies = run_rollouts(workdir, [card], RunSettings("flaky-run", retries=1))
+        tallies = run_rollouts(workdir, [card], RunSettings("flaky-run", retries=1, backoff=fast))
     finally:
         ScriptedSystem.refuse = 0
     assert (tallies["flaky"].done, tallies["flaky"].failed) == (3, 1)

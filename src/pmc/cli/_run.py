@@ -85,16 +85,19 @@ def load_cards(names: tuple[str, ...], folder: Path | None) -> list[SystemCard]:
     type=click.IntRange(min=0),
     default=2,
     show_default=True,
-    help="Extra attempts for a rollout whose connection failed (more on the next resume).",
+    help="Extra attempts for a rollout whose connection failed without the server saying the "
+    "failure was passing (a refused connection), within --retry-attempts; each waits the same "
+    "backoff (more on the next resume).",
 )
 @click.option(
     "--retry-attempts",
     type=click.IntRange(min=1),
     default=8,
     show_default=True,
-    help="Most attempts of a rollout while the server says its failures are passing (rate "
-    "limited, overloaded, going away, a lost Ray worker); each waits a backoff that honours "
-    "the server's retry-after, and rate limits step the card's concurrency down.",
+    help="Most attempts of a rollout whose connection failed (the server saying the failure "
+    "was passing: rate limited, overloaded, going away, a lost Ray worker); each waits a "
+    "backoff that holds no concurrency slot and honours the server's retry-after, and rate "
+    "limits step the card's concurrency down.",
 )
 @click.option(
     "--cap-s",

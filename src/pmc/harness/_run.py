@@ -30,6 +30,9 @@ SCORES_DIR = "scores"
 REPORT_DIR = "report"
 ERROR_FILE = "error.json"
 TRACE_FILE = "trace.json"
+OBSERVED_LOG = "observed.jsonl"
+FOLDED = "observed_folded"
+"""The key of ``run.json`` naming the invocations whose observation log is already folded."""
 RUN_SCHEMA_VERSION = 1
 
 
@@ -90,6 +93,8 @@ class RunRecord:
         history: The history every system got (the context ablation; ``full`` before it existed).
         conditions: What every system heard the person through (docs/conditions.md); none
             before they existed.
+        folded: The invocations whose lines of the observation log are already in
+            ``observed``; only while that log may still hold them (``_observations``).
     """
 
     run_id: str
@@ -102,10 +107,11 @@ class RunRecord:
     observed: Mapping[str, Observed] = field(default_factory=dict)
     history: HistorySource = HistorySource.FULL
     conditions: tuple[Condition, ...] = ()
+    folded: tuple[str, ...] = ()
     schema_version: int = RUN_SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-JSON form; ``observed`` and ``conditions`` only when there is something in them."""
+        """Plain-JSON form; ``observed``, ``conditions`` and ``folded`` only when not empty."""
         data: dict[str, Any] = {
             "schema_version": self.schema_version,
             "run_id": self.run_id,
@@ -121,6 +127,8 @@ class RunRecord:
             data["conditions"] = [c.to_dict() for c in self.conditions]
         if self.observed:
             data[OBSERVED] = {name: obs.to_dict() for name, obs in self.observed.items()}
+        if self.folded:
+            data[FOLDED] = list(self.folded)
         return data
 
     @classmethod
@@ -138,6 +146,7 @@ class RunRecord:
             observed={n: Observed.from_dict(o) for n, o in data.get(OBSERVED, {}).items()},
             history=HistorySource(data.get("history", HistorySource.FULL.value)),
             conditions=tuple(Condition.from_dict(c) for c in data.get("conditions", [])),
+            folded=tuple(str(i) for i in data.get(FOLDED, [])),
             schema_version=version,
         )
 
@@ -164,12 +173,12 @@ class RunRecord:
             systems[name] = entry
         return replace(self, systems=systems, rollouts=max(self.rollouts, new.rollouts))
 
-    def with_observed(self, new: Mapping[str, Observed]) -> RunRecord:
-        """This record with an invocation's observations added to those of earlier ones."""
+    def with_observed(self, new: Mapping[str, Observed], folded: Collection[str] = ()) -> RunRecord:
+        """This record with observations added to earlier ones; ``folded``: their invocations."""
         merged = dict(self.observed)
         for name, obs in new.items():
             merged[name] = merged[name].plus(obs) if name in merged else obs
-        return replace(self, observed=merged)
+        return replace(self, observed=merged, folded=tuple(sorted(folded)))
 
 
 @dataclass(frozen=True)
@@ -203,6 +212,11 @@ class Run:
     def record_path(self) -> Path:
         """Where the record is (``run.json``)."""
         return self.folder / RUN_FILE
+
+    @property
+    def observation_log(self) -> Path:
+        """Where invocations log what they observe as it happens, until it is in the record."""
+        return self.folder / OBSERVED_LOG
 
     @property
     def rollouts_dir(self) -> Path:

@@ -3,15 +3,16 @@
 ``runs/<run_id>/run.json`` holds the cards, adapter versions, seed and protocol; each rollout
 lives in ``rollouts/<system>/<point_id>/<k>/``. A rollout is done when its ``trace.json``
 exists (written last, atomically), so rerunning the same command keeps finished rollouts,
-retries failed ones and never duplicates one. Within an invocation, a failure the server says
-is passing is retried after a backoff that holds no slot, and steps the card's concurrency
-down (docs/architecture.md "Protocol").
+retries failed ones and never duplicates one. Within an invocation, a failed rollout is retried
+after a backoff that holds no slot, and a server's refusal steps the card's concurrency down;
+what the servers did is logged as it happens (docs/architecture.md "Protocol").
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -29,9 +30,10 @@ from pmc.harness._conditions import refuse_conflicts, with_conditions
 from pmc.harness._history import HistorySource, with_history
 from pmc.harness._inputs import clip_for, live_for, preload_for, reference_for, rollout_seed
 from pmc.harness._limit import AdaptiveLimit
+from pmc.harness._observations import ObservationLog, fold_observations
 from pmc.harness._protocol import ProtocolParams
 from pmc.harness._ray import RayRollouts
-from pmc.harness._retry import Attempts, retry_passing
+from pmc.harness._retry import Attempts, RetryPolicy, with_retries
 from pmc.harness._rollout import RolloutJob, RolloutResult, run_here
 from pmc.harness._run import (
     ERROR_FILE,
@@ -50,10 +52,6 @@ from pmc.points import MANIFEST_FILE, Point, PointKind, points_dir, read_points
 from pmc.progress import Advance, Start
 from pmc.systems import Family, SystemCard, TransportError, adapter_factory
 
-RETRY_BACKOFF_S = 2.0
-"""Wait between attempts of a rollout whose transport failed without saying it was passing
-(the wait grows by this each time, and the rollout keeps its slots meanwhile)."""
-
 
 @dataclass(frozen=True)
 class RunSettings:
@@ -66,11 +64,12 @@ class RunSettings:
         concurrency: Rollouts in flight at once, over all systems (each card also has its own
             limit).
         clock: Which clock to use.
-        retries: Extra attempts for a rollout whose transport failed, within this invocation.
-        retry_attempts: Most attempts of a rollout whose failures the server says are passing
-            (rate limited, overloaded, going away), within this invocation.
+        retries: Extra attempts for a rollout whose transport failed without the server saying
+            the failure was passing (a refused connection), within this invocation.
+        retry_attempts: Most attempts of a rollout whose transport failed, within this
+            invocation (failures marked passing: rate limited, overloaded, going away).
         params: The protocol's numbers.
-        backoff: The waits before those attempts.
+        backoff: The waits before every retry (no slot is held meanwhile).
         ray: Stream on Ray workers at this cluster address (``auto``: this machine's cluster,
             or a new local one) instead of in this process; None: here. Not recorded: where a
             rollout streams does not change what it records.
@@ -95,6 +94,11 @@ class RunSettings:
     workers: int | None = None
     history: HistorySource = HistorySource.FULL
     conditions: tuple[Condition, ...] = ()
+
+    @property
+    def retry(self) -> RetryPolicy:
+        """The retry policy these settings make."""
+        return RetryPolicy(self.retry_attempts, self.retries, self.backoff)
 
 
 def runs_dir(workdir: Path) -> Path:
@@ -228,17 +232,34 @@ def run_rollouts(
     record = _joined_record(run.record_path, _run_record(workdir, cards, settings))
     write_run_record(run.record_path, record)
     remove_partial_files(run_dir)
+    fold_observations(run)  # what a killed invocation observed
+    with ObservationLog(run.observation_log) as log:
+        tallies = _run_tasks(workdir, run, cards, points, settings, log, start)
+    fold_observations(run)
+    return tallies
 
+
+def _run_tasks(
+    workdir: Path,
+    run: Run,
+    cards: Sequence[SystemCard],
+    points: Sequence[Point],
+    settings: RunSettings,
+    log: ObservationLog,
+    start: Start | None,
+) -> dict[str, SystemTally]:
+    """Every rollout not yet done, each observation logged as it happens; the tallies."""
     tallies = {
         c.name: SystemTally(
             concurrency=c.concurrency,
             lowest_concurrency=c.concurrency,
             unheard=_unheard(c, points),
+            sink=functools.partial(log.write, c.name),
         )
         for c in cards
     }
     tasks = [
-        _Task(card, point, k, rollout_dir(run_dir, card.name, point.point_id, k))
+        _Task(card, point, k, run.rollout_dir(card.name, point.point_id, k))
         for card in cards
         for point in points_for(card, points)
         for k in range(settings.rollouts)
@@ -261,9 +282,6 @@ def run_rollouts(
         asyncio.run(
             _run_all(real, settings.concurrency, points, pdir, settings, tallies, advance, runner)
         )
-    observed = {name: obs for name, t in tallies.items() if (obs := t.observed()) is not None}
-    if observed:
-        write_run_record(run.record_path, record.with_observed(observed))
     return tallies
 
 
@@ -324,13 +342,12 @@ async def _run_all(
         async def one(task: _Task) -> None:
             seed = rollout_seed(settings.seed, task.card.name, task.point.point_id, task.rollout)
             attempts = Attempts(seed)
-            failure = await retry_passing(
+            failure = await with_retries(
                 lambda: _run_task(task, attempts, context),
                 attempts,
                 per_card[task.card.name],
                 overall,
-                settings.retry_attempts,
-                settings.backoff,
+                settings.retry,
                 tallies[task.card.name],
             )
             if failure is not None:
@@ -338,9 +355,6 @@ async def _run_all(
             advance()
 
         await asyncio.gather(*(one(t) for t in tasks))
-    for name, limit in per_card.items():
-        tally = tallies[name]
-        tally.lowest_concurrency = min(tally.lowest_concurrency, limit.aimd.lowest)
 
 
 async def _give_up(task: _Task, attempts: Attempts, context: _Context) -> None:
@@ -355,41 +369,29 @@ async def _give_up(task: _Task, attempts: Attempts, context: _Context) -> None:
 
 
 async def _run_task(task: _Task, attempts: Attempts, context: _Context) -> None:
-    """Attempts of one rollout while it holds its slots: its files, or ``attempts.failure``.
-
-    A failure not marked passing is tried again here, after a growing wait, ``retries`` times
-    in all; a passing one is handed back at once, to be retried after a backoff without slots.
-    """
+    """One attempt of a rollout while it holds its slots: its files, or ``attempts.failure``."""
     loop = asyncio.get_running_loop()
     card, settings = task.card, context.settings
     if attempts.job is None:
         attempts.job = await loop.run_in_executor(context.disk, _load, task, attempts.seed, context)
     kind = clock_for(card, settings.clock)
-    while True:
-        try:
-            result = await context.runner(attempts.job, kind, settings.params)
-        except TransportError as exc:
-            attempts.causes.append(f"transport: {exc}")
-            attempts.failure = exc
-            if exc.retry is not None:
-                return
-            attempts.failed += 1
-            if attempts.failed > settings.retries:
-                return
-            await asyncio.sleep(RETRY_BACKOFF_S * attempts.failed)
-            continue
-        trace, played, raw = result.trace, result.played, result.raw
-        await loop.run_in_executor(
-            context.disk, write_rollout, task.folder, trace, played, raw, result.heard
-        )
-        with contextlib.suppress(FileNotFoundError):
-            (task.folder / ERROR_FILE).unlink()
-        tally = context.tallies[card.name]
-        tally.done += 1
-        tally.late += int(trace.audit.late)
-        tally.count_unknown(trace.outputs)
-        attempts.failure = None
+    try:
+        result = await context.runner(attempts.job, kind, settings.params)
+    except TransportError as exc:
+        attempts.causes.append(f"transport: {exc}")
+        attempts.failure = exc
         return
+    trace, played, raw = result.trace, result.played, result.raw
+    await loop.run_in_executor(
+        context.disk, write_rollout, task.folder, trace, played, raw, result.heard
+    )
+    with contextlib.suppress(FileNotFoundError):
+        (task.folder / ERROR_FILE).unlink()
+    tally = context.tallies[card.name]
+    tally.done += 1
+    tally.late += int(trace.audit.late)
+    tally.count_unknown(trace.outputs)
+    attempts.failure = None
 
 
 def _load(task: _Task, seed: int, context: _Context) -> RolloutJob:

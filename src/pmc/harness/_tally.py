@@ -2,12 +2,14 @@
 
 The observations (passing failures, backoff, a stepped-down concurrency, messages pmc does
 not know) go into ``run.json`` under ``observed``, summed over the invocations of a run, and
-only when there was something to observe: a clean run's ``run.json`` has no such key.
+only when there was something to observe: a clean run's ``run.json`` has no such key. Each is
+handed to the tally's ``sink`` as it happens (the run's observation log, ``_observations``), so
+a killed invocation keeps them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,11 +102,47 @@ class SystemTally:
     unheard: int = 0
     """Talk-over points the card was not put at: its adapter does not hear while it speaks."""
 
+    sink: Callable[[Observed], None] | None = field(default=None, repr=False, compare=False)
+    """Where each observation goes as it happens, as an :class:`Observed` of it alone."""
+
+    def passing_failure(self, reason: str, wait_s: float | None) -> None:
+        """A failure the server said was passing; ``wait_s``: retried after that backoff."""
+        self.retry_reasons[reason] = self.retry_reasons.get(reason, 0) + 1
+        if wait_s is not None:
+            self.retried += 1
+            self.waited_s += wait_s
+        retried = 0 if wait_s is None else 1
+        self._emit(retried=retried, retry_reasons={reason: 1}, waited_s=wait_s or 0.0)
+
+    def stepped_down(self, limit: int) -> None:
+        """The card's concurrency limit stepped down to ``limit``."""
+        self.lowest_concurrency = min(self.lowest_concurrency, limit)
+        self._emit(lowest_concurrency=limit)
+
     def count_unknown(self, outputs: Iterable[OutputRecord]) -> None:
         """Count what a finished rollout's trace kept as unknown."""
+        seen: dict[str, int] = {}
         for output in outputs:
             for name in unknown_names(output.detail):
-                self.unknown[name] = self.unknown.get(name, 0) + 1
+                seen[name] = seen.get(name, 0) + 1
+        if seen:
+            self.unknown = _add(self.unknown, seen)
+            self._emit(unknown=seen)
+
+    def _emit(
+        self,
+        retried: int = 0,
+        retry_reasons: Mapping[str, int] | None = None,
+        waited_s: float = 0.0,
+        lowest_concurrency: int | None = None,
+        unknown: Mapping[str, int] | None = None,
+    ) -> None:
+        """Hand one observation to the sink; the limit is the card's own unless it stepped."""
+        if self.sink is None:
+            return
+        lowest = self.concurrency if lowest_concurrency is None else lowest_concurrency
+        reasons, names = dict(retry_reasons or {}), dict(unknown or {})
+        self.sink(Observed(retried, reasons, waited_s, lowest, names))
 
     def observed(self) -> Observed | None:
         """This invocation's observations; None if there were none."""
