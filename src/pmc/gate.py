@@ -34,6 +34,9 @@ class OnsetRule(StrEnum):
     does not pass the gate itself)."""
 
 
+DEFAULT_ONSET = OnsetRule.ENVELOPE
+"""The onset rule of scores and of the gate's calibration, so both measure onsets alike."""
+
 ENVELOPE_S = 0.002
 """The refining envelope's length: a few ms, so an onset lands within about that of the speech's
 start even for speech just above the threshold (issue 14: latencies not quantised to 20 ms),
@@ -390,6 +393,7 @@ def _bridge(spans: _Spans, max_gap: int) -> _Spans:
 
 
 __all__ = [
+    "DEFAULT_ONSET",
     "ENVELOPE_S",
     "GateParams",
     "Interval",

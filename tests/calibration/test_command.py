@@ -36,6 +36,12 @@ def test_calibrate_gate_writes_the_table_and_a_rerun_only_sweeps(run_dir: Path) 
     # No track decoded (so no model loaded): every one came from the cache.
     assert "tracks transcribed now 0, from the cache 4" in second.output
     assert (folder / "gate.json").read_bytes() == before
+    assert data["onset"] == "envelope"  # as scores place onsets, and gate.md says so
+    assert "(onset rule envelope, as scores place it)" in (folder / "gate.md").read_text()
+    grid = CliRunner().invoke(calibrate_gate_command, [*args, "--onset", "window"])
+    assert grid.exit_code == 0, grid.output
+    assert io.read_json(folder / "gate.json")["onset"] == "window"
+    assert "(onset rule window, as the paper did)" in (folder / "gate.md").read_text()
 
 
 def test_calibrate_gate_errors_are_one_line(run_dir: Path, tmp_path: Path) -> None:

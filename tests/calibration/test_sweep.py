@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
-from pmc.audio import FloatArray
-from pmc.calibration import Calibration, CalibrationRow, SweepGrid, TrackLabels, sweep
-from pmc.gate import GateParams, Interval
+from dataclasses import replace
+
+import numpy as np
+
+from pmc.audio import SAMPLE_RATE, FloatArray
+from pmc.calibration import (
+    Calibration,
+    CalibrationRow,
+    SweepGrid,
+    TrackLabels,
+    calibration_markdown,
+    sweep,
+)
+from pmc.gate import DEFAULT_ONSET, GateParams, Interval, OnsetRule
+from pmc.scoring import ScoreSettings
+from pmc.testing.systems import tone
 from tests.calibration.conftest import LENGTH_S, SETTINGS
 
 
@@ -55,3 +68,31 @@ def test_calibration_json_carries_its_settings() -> None:
     assert data["settings"]["no_speech_threshold"] == 0.6
     assert data["grid"]["open_rms"] == list(SweepGrid().open_rms)
     assert cal.design_row() is None
+
+
+def test_onsets_are_placed_as_scores_place_them_unless_the_window_grid_is_asked_for() -> None:
+    # A tone starting between two 20 ms grid points: the window rule puts its onset on the grid,
+    # the envelope rule (the scores' default) within a few ms of where it starts.
+    start_s, length_s = 1.013, 3.0
+    track = np.zeros(round(length_s * SAMPLE_RATE), dtype=np.float32)
+    sound = tone(0.5, rms=0.1, rate=SAMPLE_RATE)
+    track[round(start_s * SAMPLE_RATE) : round(start_s * SAMPLE_RATE) + len(sound)] = sound
+    speech = (Interval(start_s, start_s + 0.5),)
+    silence = (Interval(0.0, start_s), Interval(start_s + 0.5, length_s))
+    labels = TrackLabels(length_s, speech, silence, speech)
+    design = SweepGrid(open_rms=(0.01,), release_ratio=(0.5,), min_s=(0.08,))
+    (envelope,) = sweep([(track, labels)], design)
+    (window,) = sweep([(track, labels)], design, onset=OnsetRule.WINDOW)
+    assert DEFAULT_ONSET is ScoreSettings().onset is OnsetRule.ENVELOPE
+    assert window.median_onset_bias_ms is not None and envelope.median_abs_onset_ms is not None
+    grid_onset_s = start_s + window.median_onset_bias_ms / 1000
+    assert round(grid_onset_s / 0.02, 6) % 1 == 0  # on the 20 ms grid
+    assert abs(window.median_onset_bias_ms) >= 7  # 1.013 s is 13 ms past 1.00, 7 ms before 1.02
+    assert envelope.median_abs_onset_ms <= 3
+
+    cal = Calibration("r", SETTINGS, design, ("a",), 1, 1, 0.5, 2.5, 0.0, (window,))
+    assert cal.onset is DEFAULT_ONSET and cal.to_dict()["onset"] == "envelope"
+    asked = replace(cal, onset=OnsetRule.WINDOW)
+    assert asked.to_dict()["onset"] == "window"
+    assert "(onset rule window, as the paper did)" in calibration_markdown(asked)
+    assert "(onset rule envelope, as scores place it)" in calibration_markdown(cal)

@@ -37,7 +37,8 @@ MARKDOWN = """\
 
 2 tracks of a, b; 3 reference utterances; labelled speech 4.2 s, silence 10.5 s, ambiguous \
 0.2 s. Labeller: faster-whisper:tiny.en, 2 s windows at a 1 s hop, peak 0.5, no-speech <= 0.6, \
-log-probability >= -1, compression <= 2.4. Onset error = gate onset - reference onset.
+log-probability >= -1, compression <= 2.4. Onset error = gate onset - reference onset; a gate \
+onset is the first sample of its speech (onset rule envelope, as scores place it).
 
 | open | release | min (ms) | matched | missed | false onsets | median abs error (ms) \
 | p90 abs error (ms) | mean abs error (ms) | median bias (ms) |  |

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pmc.calibration._settings import LabelSettings, SweepGrid
-from pmc.gate import GateParams
+from pmc.gate import DEFAULT_ONSET, GateParams, OnsetRule
 
 CALIBRATION_SCHEMA_VERSION = 1
 
@@ -76,6 +76,7 @@ class Calibration:
         silence_s: Seconds labelled silence.
         ambiguous_s: Seconds left out (windows disagree or unsure).
         rows: One per gate setting, in the grid's order.
+        onset: Where gate onsets were placed (scores' default rule, or the paper's window grid).
     """
 
     run_id: str
@@ -88,6 +89,7 @@ class Calibration:
     silence_s: float
     ambiguous_s: float
     rows: tuple[CalibrationRow, ...] = field(default_factory=tuple)
+    onset: OnsetRule = DEFAULT_ONSET
     schema_version: int = CALIBRATION_SCHEMA_VERSION
 
     def design_row(self) -> CalibrationRow | None:
@@ -101,6 +103,7 @@ class Calibration:
             "run_id": self.run_id,
             "settings": self.settings.to_dict(),
             "grid": self.grid.to_dict(),
+            "onset": self.onset.value,
             "systems": list(self.systems),
             "tracks": self.tracks,
             "utterances": self.utterances,

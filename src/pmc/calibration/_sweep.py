@@ -9,13 +9,13 @@ from typing import Any
 
 import numpy as np
 
-from pmc.audio import FloatArray
+from pmc.audio import SAMPLE_RATE, FloatArray
 from pmc.calibration._batch import LabelledRun
 from pmc.calibration._label import TrackLabels
 from pmc.calibration._result import Calibration, CalibrationRow
 from pmc.calibration._settings import LabelSettings, SweepGrid
 from pmc.calibration._tracks import read_track
-from pmc.gate import GateParams, Interval, speech_intervals
+from pmc.gate import DEFAULT_ONSET, GateParams, Interval, OnsetRule, speech_intervals
 from pmc.progress import Advance, Start
 
 
@@ -72,6 +72,7 @@ def sweep(
     tracks: Iterable[tuple[FloatArray, TrackLabels]],
     grid: SweepGrid | None = None,
     advance: Advance | None = None,
+    onset: OnsetRule = DEFAULT_ONSET,
 ) -> list[CalibrationRow]:
     """Run every gate setting of ``grid`` over the tracks and score it against the labels.
 
@@ -80,12 +81,14 @@ def sweep(
             at a time.
         grid: The settings to try (:class:`SweepGrid`'s defaults when None).
         advance: Called after each track.
+        onset: Where a gate interval's onset is placed: as scores place it by default, or on
+            the window grid, to compare with the paper.
     """
     params = (grid or SweepGrid()).params()
     tallies = [_Tally() for _ in params]
     for audio, labels in tracks:
         for p, tally in zip(params, tallies, strict=True):
-            _score(speech_intervals(audio, p), labels, tally)
+            _score(speech_intervals(audio, p, SAMPLE_RATE, onset), labels, tally)
         if advance:
             advance()
     return [_row(p, t) for p, t in zip(params, tallies, strict=True)]
@@ -97,13 +100,17 @@ def calibrate(
     settings: LabelSettings | None = None,
     grid: SweepGrid | None = None,
     start: Start | None = None,
+    onset: OnsetRule = DEFAULT_ONSET,
 ) -> Calibration:
-    """Sweep the gate over a run's labelled tracks (Table 8's analog); defaults when None."""
+    """Sweep the gate over a run's labelled tracks (Table 8's analog); defaults when None.
+
+    Onsets are placed by ``onset``, the scores' own rule unless told otherwise.
+    """
     settings = settings or LabelSettings()
     grid = grid or SweepGrid()
     advance = start(len(labelled.tracks)) if start else None
     tracks = ((read_track(key.folder(run_dir)), labels) for key, labels in labelled.tracks)
-    rows = sweep(tracks, grid, advance)
+    rows = sweep(tracks, grid, advance, onset)
     all_labels = [labels for _, labels in labelled.tracks]
     return Calibration(
         run_id=run_dir.name,
@@ -116,4 +123,5 @@ def calibrate(
         silence_s=sum(i.duration_s for t in all_labels for i in t.silence),
         ambiguous_s=sum(t.ambiguous_s for t in all_labels),
         rows=tuple(rows),
+        onset=onset,
     )

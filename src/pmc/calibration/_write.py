@@ -8,6 +8,7 @@ from typing import Any
 from pmc import io
 from pmc.calibration._result import Calibration, CalibrationRow
 from pmc.calibration._tracks import calibration_dir
+from pmc.gate import OnsetRule
 from pmc.table import Align, Table
 
 TABLE_COLUMNS = (
@@ -66,6 +67,13 @@ def row_cells(row: CalibrationRow) -> list[str]:
     ]
 
 
+ONSET_WORDS = {
+    OnsetRule.ENVELOPE: "the first sample of its speech (onset rule envelope, as scores place it)",
+    OnsetRule.WINDOW: "the start of its first 20 ms window (onset rule window, as the paper did)",
+}
+"""How ``gate.md`` says where a gate onset was placed."""
+
+
 def _summary(cal: Calibration) -> str:
     s = cal.settings
     return (
@@ -74,7 +82,8 @@ def _summary(cal: Calibration) -> str:
         f"ambiguous {cal.ambiguous_s:.1f} s. Labeller: {s.asr}, {s.window_s:g} s windows at a "
         f"{s.hop_s:g} s hop, peak {s.peak:g}, no-speech <= {s.no_speech_threshold:g}, "
         f"log-probability >= {s.log_prob_threshold:g}, compression <= "
-        f"{s.compression_ratio_threshold:g}. Onset error = gate onset - reference onset."
+        f"{s.compression_ratio_threshold:g}. Onset error = gate onset - reference onset; a gate "
+        f"onset is {ONSET_WORDS[cal.onset]}."
     )
 
 

@@ -9,7 +9,7 @@ import click
 from rich.table import Table
 
 from pmc.cli._ui import command_line, next_step, out, progress_bar, ray_option
-from pmc.gate import GateParams, OnsetRule
+from pmc.gate import DEFAULT_ONSET, GateParams, OnsetRule
 from pmc.harness import Run
 from pmc.models import ALLOW_ENV
 from pmc.report import first_look, load_run
@@ -54,7 +54,7 @@ from pmc.scoring import (
 @click.option(
     "--onset",
     type=click.Choice([rule.value for rule in OnsetRule]),
-    default=OnsetRule.ENVELOPE.value,
+    default=DEFAULT_ONSET.value,
     show_default=True,
     help="Where speech begins: envelope (the first sample of the speech, inside the gate's "
     "first window or the one before) or window (the start of the first 20 ms window that "

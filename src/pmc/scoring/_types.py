@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from pmc.gate import GateParams, OnsetRule
+from pmc.gate import DEFAULT_ONSET, GateParams, OnsetRule
 from pmc.harness import StopReason
 from pmc.io import schema_version
 from pmc.points import PointKind
@@ -67,7 +67,7 @@ class ScoreSettings:
     gate: GateParams = field(default_factory=GateParams)
     judge: str | None = None
     embedding: str = EMBEDDING_MODEL
-    onset: OnsetRule = OnsetRule.ENVELOPE
+    onset: OnsetRule = DEFAULT_ONSET
     transcription: Transcription = Transcription.GATED
     metrics: int = METRICS_VERSION
 
