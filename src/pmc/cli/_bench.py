@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 from rich.table import Table
@@ -62,6 +64,42 @@ def _levels(ctx: click.Context, param: click.Parameter, value: str) -> list[int]
     return levels
 
 
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+LOOPBACK_OPTIONS = (
+    click.option(
+        "--latency-ms",
+        type=click.FloatRange(min=SILENCE_MS),
+        default=LATENCY_MS,
+        show_default=True,
+        help=f"The fake system's known response latency (at least its {SILENCE_MS:g} ms "
+        "endpointing silence).",
+    ),
+    click.option(
+        "--seconds",
+        type=click.FloatRange(min=0.1),
+        default=SPEECH_S,
+        show_default=True,
+        help="Speech-like input per rollout, before the silence it is answered in.",
+    ),
+    click.option("--seed", type=int, default=0, show_default=True, help="Input noise and stagger."),
+    click.option(
+        "--json",
+        "json_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Also write the rows (and the settings) to this JSON file.",
+    ),
+)
+"""The options of both loopback benches (``harness``, ``cluster``), defined once."""
+
+
+def loopback_options(command: Command) -> Command:
+    """Give a bench command :data:`LOOPBACK_OPTIONS`, in their order, after its own."""
+    for option in reversed(LOOPBACK_OPTIONS):
+        command = option(command)
+    return command
+
+
 @bench.command("harness")
 @click.option(
     "--concurrency",
@@ -71,32 +109,11 @@ def _levels(ctx: click.Context, param: click.Parameter, value: str) -> list[int]
     help="Rollouts at once, one level after the other (comma-separated).",
 )
 @click.option(
-    "--latency-ms",
-    type=click.FloatRange(min=SILENCE_MS),
-    default=LATENCY_MS,
-    show_default=True,
-    help=f"The fake system's known response latency (at least its {SILENCE_MS:g} ms endpointing "
-    "silence).",
-)
-@click.option(
-    "--seconds",
-    type=click.FloatRange(min=0.1),
-    default=SPEECH_S,
-    show_default=True,
-    help="Speech-like input per rollout, before the silence it is answered in.",
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="Input noise and stagger.")
-@click.option(
     "--same-loop",
     is_flag=True,
     help="Serve the fake system in the rollouts' own event loop, not in a child process.",
 )
-@click.option(
-    "--json",
-    "json_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Also write the rows (and the settings) to this JSON file.",
-)
+@loopback_options
 def bench_harness_command(
     concurrency: list[int],
     latency_ms: float,

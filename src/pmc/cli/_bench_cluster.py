@@ -15,16 +15,14 @@ from pmc.bench import (
     LATENESS_P99_BOUND_MS,
     MAX_CONCURRENCY,
     PROCESSES,
-    SPEECH_S,
     STEP,
     ClusterBenchRow,
     bench_cluster,
     largest_held,
     steadiness,
 )
-from pmc.cli._bench import _levels, _triple
+from pmc.cli._bench import _levels, _triple, loopback_options
 from pmc.cli._ui import err, out
-from pmc.testing.loopback import LATENCY_MS, SILENCE_MS
 
 
 @click.command("cluster")
@@ -47,27 +45,7 @@ from pmc.testing.loopback import LATENCY_MS, SILENCE_MS
     show_default=True,
     help="Stop stepping here even if every count still holds.",
 )
-@click.option(
-    "--latency-ms",
-    type=click.FloatRange(min=SILENCE_MS),
-    default=LATENCY_MS,
-    show_default=True,
-    help="The fake system's known response latency.",
-)
-@click.option(
-    "--seconds",
-    type=click.FloatRange(min=0.1),
-    default=SPEECH_S,
-    show_default=True,
-    help="Speech-like input per rollout.",
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="Input noise and stagger.")
-@click.option(
-    "--json",
-    "json_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Also write the rows (and the settings) to this JSON file.",
-)
+@loopback_options
 def bench_cluster_command(
     processes: list[int],
     step: int,
