@@ -70,6 +70,7 @@ WAITING_LANES = (
         "tests/curves/test_detector.py",
         "tests/harness/test_passing_failures.py",
         "tests/systems/test_semantic_eagerness.py",
+        "tests/harness/test_network_real_clock.py",
         "tests/systems/test_hosted_pushback.py",
     ),
     (

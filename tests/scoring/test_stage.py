@@ -206,9 +206,11 @@ def test_scores_made_with_another_onset_rule_are_made_again(run: Path, tmp_path:
 def test_a_failed_rollout_is_an_outcome_not_a_zero(tmp_path: Path) -> None:
     write_points(tmp_path)
     card = SystemCard("flaky", "scripted", Family.LOCAL, params={"say": []})
-    ScriptedSystem.refuse = 2
+    # Refused once and not retried: a retry waits without its slot, so a second refusal
+    # could go to another rollout and leave none failed.
+    ScriptedSystem.refuse = 1
     try:
-        run_rollouts(tmp_path, [card], RunSettings("f", retries=1))
+        run_rollouts(tmp_path, [card], RunSettings("f", retries=0))
     finally:
         ScriptedSystem.refuse = 0
     path = runs_dir(tmp_path) / "f"
