@@ -28,14 +28,8 @@ from pmc.harness._run import (
     RunRecord,
     SystemEntry,
 )
-from pmc.harness._stage import (
-    RunSettings,
-    clock_for,
-    default_run_id,
-    rollout_dir,
-    run_rollouts,
-    runs_dir,
-)
+from pmc.harness._settings import RunSettings, clock_for, default_run_id, rollout_dir, runs_dir
+from pmc.harness._stage import run_rollouts
 from pmc.harness._streamer import FrameTiming, Tick, frame_ns, stream_frames, stream_until
 from pmc.harness._tally import Observed, SystemTally
 from pmc.harness._trace import (

@@ -13,31 +13,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import hashlib
-import json
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from pmc import __version__, cluster, io
 from pmc.clock import responsive_interpreter
-from pmc.conditions import Condition
 from pmc.errors import PmcError
-from pmc.harness._backoff import Backoff
 from pmc.harness._clock_kind import ClockKind
 from pmc.harness._conditions import refuse_conflicts, with_conditions
-from pmc.harness._history import HistorySource, with_history
+from pmc.harness._history import with_history
 from pmc.harness._inputs import clip_for, live_for, preload_for, reference_for, rollout_seed
 from pmc.harness._limit import AdaptiveLimit
 from pmc.harness._observations import ObservationLog, fold_observations
 from pmc.harness._protocol import ProtocolParams
 from pmc.harness._ray import RayRollouts
-from pmc.harness._retry import Attempts, RetryPolicy, with_retries
+from pmc.harness._retry import Attempts, with_retries
 from pmc.harness._rollout import RolloutJob, RolloutResult, run_here
 from pmc.harness._run import (
     ERROR_FILE,
-    RUNS_DIR,
     TRACE_FILE,
     Run,
     RunRecord,
@@ -45,128 +40,19 @@ from pmc.harness._run import (
     read_run_record,
     write_run_record,
 )
+from pmc.harness._settings import (
+    RunSettings,
+    clock_for,
+    points_for,
+    runs_dir,
+    unheard_points,
+)
 from pmc.harness._tally import SystemTally
 from pmc.harness._trace import write_rollout
 from pmc.harness._warm import warm_up
-from pmc.points import MANIFEST_FILE, Point, PointKind, points_dir, read_points
+from pmc.points import MANIFEST_FILE, Point, points_dir, read_points
 from pmc.progress import Advance, Start
-from pmc.systems import Family, SystemCard, TransportError, adapter_factory
-
-
-@dataclass(frozen=True)
-class RunSettings:
-    """How a run is made; what affects its results is recorded in ``run.json``.
-
-    Attributes:
-        run_id: The run's folder under ``runs/``.
-        rollouts: Rollouts per point and system (rollout 0 is the scored one).
-        seed: The run's seed; each rollout's seed derives from it and the rollout's identity.
-        concurrency: Rollouts in flight at once, over all systems (each card also has its own
-            limit).
-        clock: Which clock to use.
-        retries: Extra attempts for a rollout whose transport failed without the server saying
-            the failure was passing (a refused connection), within this invocation.
-        retry_attempts: Most attempts of a rollout whose transport failed, within this
-            invocation (failures marked passing: rate limited, overloaded, going away).
-        params: The protocol's numbers.
-        backoff: The waits before every retry (no slot is held meanwhile).
-        ray: Stream on Ray workers at this cluster address (``auto``: this machine's cluster,
-            or a new local one) instead of in this process; None: here. Not recorded: where a
-            rollout streams does not change what it records.
-        workers: Ray workers (streaming processes) for cards that ask for no resources
-            (None: one per CPU of the cluster).
-        history: The history every system gets: the point's own, none, or another
-            conversation's (the context ablation).
-        conditions: What every system hears the person through (noise, babble, a phone
-            line: docs/conditions.md), in the order given; none: the points as recorded.
-    """
-
-    run_id: str
-    rollouts: int = 1
-    seed: int = 0
-    concurrency: int = 16
-    clock: ClockKind = ClockKind.AUTO
-    retries: int = 2
-    retry_attempts: int = 8
-    params: ProtocolParams = field(default_factory=ProtocolParams)
-    backoff: Backoff = field(default_factory=Backoff)
-    ray: str | None = None
-    workers: int | None = None
-    history: HistorySource = HistorySource.FULL
-    conditions: tuple[Condition, ...] = ()
-
-    @property
-    def retry(self) -> RetryPolicy:
-        """The retry policy these settings make."""
-        return RetryPolicy(self.retry_attempts, self.retries, self.backoff)
-
-
-def runs_dir(workdir: Path) -> Path:
-    """Where runs live."""
-    return workdir / RUNS_DIR
-
-
-def default_run_id(
-    workdir: Path,
-    history: HistorySource = HistorySource.FULL,
-    conditions: Sequence[Condition] = (),
-) -> str:
-    """A run id from the points it runs on, so that rerunning the same command resumes.
-
-    An ablated run gets its own (``run-<digest>-history-none``), beside the run it pairs with,
-    and so does a run under conditions (``run-<digest>-babble-10db-<digest of their settings>``).
-    """
-    manifest = points_dir(workdir) / MANIFEST_FILE
-    if not manifest.exists():
-        raise PmcError(f"{manifest}: no points here; run `pmc points` first")
-    suffix = "" if history is HistorySource.FULL else f"-history-{history.value}"
-    if conditions:
-        settings = json.dumps([c.to_dict() for c in conditions], sort_keys=True).encode()
-        names = "+".join(c.name for c in conditions)
-        suffix += f"-{names}-{hashlib.sha256(settings).hexdigest()[:6]}"
-    return f"run-{io.sha256_file(manifest)[:10]}{suffix}"
-
-
-def rollout_dir(run_dir: Path, system: str, point_id: str, rollout: int) -> Path:
-    """The folder of one rollout."""
-    return Run(run_dir).rollout_dir(system, point_id, rollout)
-
-
-def clock_for(card: SystemCard, kind: ClockKind) -> ClockKind:
-    """The clock a card's rollouts use; only in-process systems can run on virtual time."""
-    if kind is ClockKind.AUTO:
-        return ClockKind.VIRTUAL if card.family is Family.LOCAL else ClockKind.REAL
-    if kind is ClockKind.VIRTUAL and card.family is not Family.LOCAL:
-        raise PmcError(f"system card {card.name}: a {card.family} system needs the real clock")
-    return kind
-
-
-def points_for(card: SystemCard, points: Sequence[Point]) -> list[Point]:
-    """The points a card runs: all, or the kinds its ``params.point_kinds`` lists.
-
-    Talk-over points go only to a system whose adapter hears while it speaks
-    (``SystemAdapter.HEARS_WHILE_SPEAKING``): played to one that does not, the clip would
-    measure the adapter, not the system.
-    """
-    wanted = _kinds(card)
-    if not adapter_factory(card).HEARS_WHILE_SPEAKING:
-        wanted = {k for k in wanted if not k.talks_over}
-    return [p for p in points if p.kind in wanted]
-
-
-def _kinds(card: SystemCard) -> set[PointKind]:
-    """The kinds a card's ``params.point_kinds`` lists (all where it lists none)."""
-    kinds = card.point_kinds
-    try:
-        return set(PointKind) if kinds is None else {PointKind(k) for k in kinds}
-    except ValueError as exc:
-        raise PmcError(f"system card {card.name}: params.point_kinds: {exc}") from None
-
-
-def _unheard(card: SystemCard, points: Sequence[Point]) -> int:
-    """Talk-over points a card would run but for an adapter that does not hear while it speaks."""
-    kinds = _kinds(card)
-    return len([p for p in points if p.kind in kinds]) - len(points_for(card, points))
+from pmc.systems import SystemCard, TransportError, adapter_factory
 
 
 def _run_record(workdir: Path, cards: Sequence[SystemCard], settings: RunSettings) -> RunRecord:
@@ -253,7 +139,7 @@ def _run_tasks(
         c.name: SystemTally(
             concurrency=c.concurrency,
             lowest_concurrency=c.concurrency,
-            unheard=_unheard(c, points),
+            unheard=unheard_points(c, points),
             sink=functools.partial(log.write, c.name),
         )
         for c in cards
