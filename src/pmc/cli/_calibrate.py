@@ -20,9 +20,9 @@ from pmc.calibration import (
     label_tracks,
     write_calibration,
 )
-from pmc.cli._ui import command_line, err, next_step, out, progress_bar
+from pmc.cli._ui import command_line, err, next_step, onset_option, out, progress_bar
 from pmc.errors import PmcError
-from pmc.gate import DEFAULT_ONSET, OnsetRule
+from pmc.gate import OnsetRule
 
 DEFAULT_WORKERS = max(1, (os.cpu_count() or 1) // THREADS_PER_WORKER)
 """One transcribing process per two cores (each decodes on two threads)."""
@@ -56,14 +56,10 @@ DEFAULT_WORKERS = max(1, (os.cpu_count() or 1) // THREADS_PER_WORKER)
     type=click.IntRange(min=1),
     help="Use only the first N tracks (by system, point and rollout), for a quick look.",
 )
-@click.option(
-    "--onset",
-    type=click.Choice([rule.value for rule in OnsetRule]),
-    default=DEFAULT_ONSET.value,
-    show_default=True,
-    help="Where a gate onset is placed, as `pmc score --onset`: envelope (the first sample of "
+@onset_option(
+    "Where a gate onset is placed, as `pmc score --onset`: envelope (the first sample of "
     "the speech, as scores place it) or window (the 20 ms window grid, to compare with the "
-    "paper's Table 8). gate.md says which.",
+    "paper's Table 8). gate.md says which."
 )
 def calibrate_gate_command(
     run_dir: Path,
@@ -71,7 +67,7 @@ def calibrate_gate_command(
     asr: str,
     workers: int,
     limit: int | None,
-    onset: str,
+    onset: OnsetRule,
 ) -> None:
     """Sweep the speech gate's settings against Whisper labels of a run's played audio.
 
@@ -89,7 +85,7 @@ def calibrate_gate_command(
             labelled = label_tracks(run_dir, keys, settings, workers, start)
         err.print(f"tracks transcribed now {labelled.decoded}, from the cache {labelled.reused}")
         with progress_bar("sweeping the gate") as start:
-            cal = calibrate(run_dir, labelled, settings, SweepGrid(), start, OnsetRule(onset))
+            cal = calibrate(run_dir, labelled, settings, SweepGrid(), start, onset)
         paths = write_calibration(run_dir, cal)
     except PmcError as exc:  # one line, also when the command is used outside the pmc group
         raise click.ClickException(str(exc)) from None

@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from pmc.cli._ui import command_line, next_step, out, progress_bar, ray_option
-from pmc.gate import DEFAULT_ONSET, GateParams, OnsetRule
+from pmc.cli._ui import command_line, next_step, onset_option, out, progress_bar, ray_option
+from pmc.gate import GateParams, OnsetRule
 from pmc.harness import Run
 from pmc.models import ALLOW_ENV
 from pmc.report import first_look, load_run
@@ -51,14 +51,10 @@ from pmc.scoring import (
     help="Processes that transcribe [default: 2; with --ray, one per CPU of the cluster, or "
     "one per GPU with --gpus-per-worker].",
 )
-@click.option(
-    "--onset",
-    type=click.Choice([rule.value for rule in OnsetRule]),
-    default=DEFAULT_ONSET.value,
-    show_default=True,
-    help="Where speech begins: envelope (the first sample of the speech, inside the gate's "
+@onset_option(
+    "Where speech begins: envelope (the first sample of the speech, inside the gate's "
     "first window or the one before) or window (the start of the first 20 ms window that "
-    "passed the gate, as the paper did). Scores made with the other setting are made again.",
+    "passed the gate, as the paper did). Scores made with the other setting are made again."
 )
 @click.option(
     "--transcription",
@@ -92,7 +88,7 @@ def score_command(
     asr: str,
     judge: str | None,
     workers: int | None,
-    onset: str,
+    onset: OnsetRule,
     transcription: str,
     systems: tuple[str, ...],
     ray_address: str | None,
@@ -116,7 +112,7 @@ def score_command(
         asr=asr,
         gate=GateParams(),
         judge=judge,
-        onset=OnsetRule(onset),
+        onset=onset,
         transcription=Transcription(transcription),
     )
     hook = make_judge(judge, run_dir) if judge else None

@@ -20,6 +20,7 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 
+from pmc.gate import DEFAULT_ONSET, OnsetRule
 from pmc.progress import Advance, Start
 from pmc.report import RESAMPLES
 
@@ -56,6 +57,21 @@ resamples_option = click.option(
     show_default=True,
     help="Bootstrap resamples of conversations (paper appendix E: 2,000).",
 )
+
+
+def onset_option(help: str) -> Callable[[Callable[..., object]], Callable[..., object]]:
+    """``--onset`` as ``pmc score`` and ``pmc calibrate-gate`` take it, with its own ``help``.
+
+    Scores' rule by default (:data:`pmc.gate.DEFAULT_ONSET`); the command gets the rule.
+    """
+    return click.option(
+        "--onset",
+        type=click.Choice([rule.value for rule in OnsetRule]),
+        default=DEFAULT_ONSET.value,
+        show_default=True,
+        callback=lambda _ctx, _param, value: OnsetRule(value),
+        help=help,
+    )
 
 
 def warn(message: str) -> None:
