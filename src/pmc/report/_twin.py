@@ -68,12 +68,16 @@ class Twin:
         return condition_names(data.conditions)
 
     @property
+    def lead(self) -> str:
+        """What the table and the figure compare."""
+        return "Context ablation" if self.differs is Differs.HISTORY else "Condition"
+
+    @property
     def title(self) -> str:
         """The table's title: what each run had, and their ids."""
         base, changed = self.base, self.changed
-        lead = "Context ablation: " if self.differs is Differs.HISTORY else "Condition: "
         text = (
-            f"{lead}{self.setting(changed)} ({changed.run_id}) against "
+            f"{self.lead}: {self.setting(changed)} ({changed.run_id}) against "
             f"{self.setting(base).removeprefix('history ')} ({base.run_id}), paired over points"
         )
         if self.differs is Differs.HISTORY and base.conditions:
@@ -214,9 +218,8 @@ def write_twin_figure(
             [f"{s} (no change)" if unchanged(pairs, s) else s for s in systems], fontsize=8
         )
         ax.invert_yaxis()
-    lead = "Context ablation" if twin.differs is Differs.HISTORY else "Condition"
     title = (
-        f"{lead}: {twin.setting(twin.changed)} minus "
+        f"{twin.lead}: {twin.setting(twin.changed)} minus "
         f"{twin.setting(twin.base).removeprefix('history ')}, paired over points"
     )
     plot.suptitle(title)
