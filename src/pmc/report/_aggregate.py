@@ -186,54 +186,54 @@ RECALL_METRICS: dict[str, tuple[Metric, Callable[[Score], float | None] | None]]
 }
 
 
-def _clip(s: Score) -> ClipScore | None:
+def talking_clip(s: Score) -> ClipScore | None:
     """The clip's score where the system was talking when it came (the point was reached)."""
     return s.clip if s.clip is not None and s.clip.talking else None
 
 
 def _reached(s: Score) -> bool:
-    return _clip(s) is not None
+    return talking_clip(s) is not None
 
 
-def _yielded(s: Score) -> bool | None:
-    clip = _clip(s)
+def clip_yielded(s: Score) -> bool | None:
+    clip = talking_clip(s)
     return None if clip is None else clip.yielded
 
 
-def _stop_s(s: Score) -> float | None:
-    clip = _clip(s)
+def clip_stop_s(s: Score) -> float | None:
+    clip = talking_clip(s)
     return None if clip is None else clip.stop_latency_s
 
 
 def _over_clip_s(s: Score) -> float | None:
-    clip = _clip(s)
+    clip = talking_clip(s)
     return None if clip is None else clip.talk_over_s
 
 
 def _spoke_again(s: Score) -> bool | None:
-    clip = _clip(s)
+    clip = talking_clip(s)
     return clip.spoke_again if clip is not None and clip.yielded else None
 
 
 def _person_s(s: Score) -> float | None:
-    clip = _clip(s)
+    clip = talking_clip(s)
     return None if clip is None else clip.person_s
 
 
 def _after_f1(s: Score) -> float | None:
-    clip = _clip(s)
+    clip = talking_clip(s)
     return None if clip is None else clip.after_token_f1
 
 
 def _after_cosine(s: Score) -> float | None:
-    clip = _clip(s)
+    clip = talking_clip(s)
     return None if clip is None else clip.after_cosine
 
 
 CLIP_METRICS: dict[str, tuple[Metric, Callable[[Score], float | None] | None]] = {
     "reached": (_rate(_reached), None),
-    "yielded": (_rate(_yielded), None),
-    "stop_s": (_median(_stop_s), _stop_s),
+    "yielded": (_rate(clip_yielded), None),
+    "stop_s": (_median(clip_stop_s), clip_stop_s),
     "over_clip_s": (_median(_over_clip_s), _over_clip_s),
     "spoke_again": (_rate(_spoke_again), None),
     "person_s": (_median(_person_s), _person_s),

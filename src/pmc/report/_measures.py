@@ -11,10 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pmc.points import PointKind
-from pmc.report._aggregate import reply_field, strict_correct
+from pmc.report._aggregate import clip_stop_s, clip_yielded, reply_field, strict_correct
 from pmc.report._data import RunData
 from pmc.report._pauses import takeover
-from pmc.scoring import ClipScore, Score
+from pmc.scoring import Score
 
 SAME_WITHIN = 0.005
 """Two values closer than this count as unchanged: they print the same at the report's two
@@ -39,19 +39,9 @@ def _recalled(s: Score) -> float:
     return float(bool(strict_correct(s)))
 
 
-def _talking_at_clip(s: Score) -> ClipScore | None:
-    """The clip's score where the system was talking when it came (as the main table reads it)."""
-    return s.clip if s.clip is not None and s.clip.talking else None
-
-
 def _yielded(s: Score) -> float | None:
-    clip = _talking_at_clip(s)
-    return None if clip is None else float(clip.yielded)
-
-
-def _stop_s(s: Score) -> float | None:
-    clip = _talking_at_clip(s)
-    return None if clip is None else clip.stop_latency_s
+    yielded = clip_yielded(s)
+    return None if yielded is None else float(yielded)
 
 
 MEASURES = (
@@ -71,7 +61,7 @@ MEASURES = (
 
 CLIP_MEASURES = (
     Measure("barge_in_yield", "yield rate at barge-ins", PointKind.BARGE_IN, _yielded),
-    Measure("barge_in_stop_s", "stop latency at barge-ins, s", PointKind.BARGE_IN, _stop_s),
+    Measure("barge_in_stop_s", "stop latency at barge-ins, s", PointKind.BARGE_IN, clip_stop_s),
     Measure(
         "backchannel_yield", "false yield rate at backchannels", PointKind.BACKCHANNEL, _yielded
     ),
