@@ -61,9 +61,11 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path]]:
     return base, scripts
 
 
-def test_same_bytes_in_two_folders(built: tuple[Path, list[Path]]) -> None:
+def test_same_bytes_in_two_folders_built_in_one_process_or_one_per_conversation(
+    built: tuple[Path, list[Path]],
+) -> None:
     base, scripts = built
-    build_demo(base / "two", scripts=scripts)
+    build_demo(base / "two", scripts=scripts, workers=2)
     one, two = _checksums(base / "one"), _checksums(base / "two")
     assert (
         len(one) == 2 * 4 + 2 + 1

@@ -10,8 +10,11 @@ format are unchanged and whose files are intact is not synthesised again.
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
+import os
 import zlib
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from importlib import metadata, resources
 from pathlib import Path
@@ -35,8 +38,9 @@ from pmc.demo._timeline import (
 from pmc.errors import InputError
 from pmc.tts import PITCH_B, Utterance, synthesize
 
-DEMO_FORMAT_VERSION = 1
-"""Bump when the demo's placement or file format changes, to invalidate cached builds."""
+DEMO_FORMAT_VERSION = 2
+"""Bump when the demo's placement, file format or audio changes, to invalidate cached builds
+(2: Piper on one thread, whatever the machine: :func:`pmc.tts.synthesize`)."""
 
 VENDOR_SESSION = "V99_S0001"
 """Vendor 99 is not a Seamless vendor, so demo ids cannot collide with real ones."""
@@ -97,6 +101,7 @@ def build_demo(
     *,
     on_progress: Callable[[str], None] | None = None,
     scripts: list[Path] | None = None,
+    workers: int | None = 1,
 ) -> list[DemoConversation]:
     """Build (or reuse) the demo corpus under ``out``; returns its conversations.
 
@@ -104,23 +109,50 @@ def build_demo(
         out: The folder to write the Seamless layout and ground truth into.
         on_progress: Called with each script's name once it is built or found cached.
         scripts: Scripts to build instead of the bundled ones (tests use a few small ones).
+        workers: Processes that synthesise conversations at once (None: one per core). Piper
+            runs on one thread (:func:`pmc.tts.synthesize`), so the bytes are the same however
+            many build them.
     """
     paths = scripts if scripts is not None else script_paths()
     cache_path = out / CACHE_FILE
     cache: dict[str, Any] = io.read_json(cache_path) if cache_path.exists() else {}
-    built = []
-    for index, path in enumerate(paths, start=1):
-        conv = DemoConversation(path, index)
-        key = _cache_key(path)
+    convs = [DemoConversation(path, index) for index, path in enumerate(paths, start=1)]
+    keys = {conv.interaction: _cache_key(conv.script_path) for conv in convs}
+    todo = []
+    for conv in convs:
         entry = cache.get(conv.interaction)
-        if not (entry and entry["key"] == key and _intact(out, entry["files"])):
-            files = _build_one(out, conv, parse_script(path))
-            cache[conv.interaction] = {"key": key, "script": path.name, "files": files}
-            io.write_json(cache_path, cache)
-        built.append(conv)
+        if entry and entry["key"] == keys[conv.interaction] and _intact(out, entry["files"]):
+            if on_progress:
+                on_progress(conv.script_path.stem)
+        else:
+            todo.append(conv)
+
+    def keep(conv: DemoConversation, files: dict[str, str]) -> None:
+        # Written after each conversation, so a killed build keeps what it finished.
+        key = keys[conv.interaction]
+        cache[conv.interaction] = {"key": key, "script": conv.script_path.name, "files": files}
+        io.write_json(cache_path, cache)
         if on_progress:
-            on_progress(path.stem)
-    return built
+            on_progress(conv.script_path.stem)
+
+    processes = min(workers or os.cpu_count() or 1, len(todo))
+    if processes <= 1:
+        for conv in todo:
+            keep(conv, _build_one(out, conv, parse_script(conv.script_path)))
+        return convs
+    # Spawned, not forked: the parent may hold threads (a progress bar, a model's) that a fork
+    # would copy half-way.
+    spawn = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(processes, mp_context=spawn) as pool:
+        futures = {pool.submit(_build_path, out, conv): conv for conv in todo}
+        for future in as_completed(futures):
+            keep(futures[future], future.result())
+    return convs
+
+
+def _build_path(out: Path, conv: DemoConversation) -> dict[str, str]:
+    """:func:`_build_one` for a worker process: the script is parsed there."""
+    return _build_one(out, conv, parse_script(conv.script_path))
 
 
 def _intact(out: Path, files: dict[str, str]) -> bool:

@@ -57,13 +57,17 @@ def build_demo_source(
     workdir: Path,
     conversations: int | None = None,
     on_built: Callable[[str], None] | None = None,
+    workers: int | None = None,
 ) -> set[str]:
     """Synthesise the demo (or its first ``conversations``) under ``workdir``; their keys.
 
-    ``on_built`` is told each conversation's name as it is built or found in the cache.
+    ``on_built`` is told each conversation's name as it is built or found in the cache;
+    ``workers`` processes synthesise at once (None: one per core).
     """
     scripts = demo_scripts(conversations)
-    built = build_demo(workdir / DEMO_SOURCE_DIR, on_progress=on_built, scripts=scripts)
+    built = build_demo(
+        workdir / DEMO_SOURCE_DIR, on_progress=on_built, scripts=scripts, workers=workers
+    )
     return {c.interaction for c in built}
 
 

