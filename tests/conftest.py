@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.shared import built_once
+from tests.shared import SHARED_ENV, built_once
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # A pytest-xdist worker starts with COLUMNS=80 in its environment (a serial run has none),
@@ -44,17 +44,18 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 RAY_MODULES = (
     "tests/bench/test_cluster.py",
     "tests/duplex_server/test_pool.py",
-    "tests/harness/test_ray_demo.py",
     "tests/harness/test_ray.py",
     "tests/harness/test_ray_node.py",
+    "tests/harness/test_ray_demo.py",
 )
 """Every module of the parallel part that starts or joins a Ray cluster, in the order they run.
 
 They share one worker (:data:`SHARED_WORKER`) and go first, as the longest chain of the suite:
 ``test_ray_demo`` needs the reference run (the demo synthesised, its points, the reference
-systems run and scored). The two that need no demo run while another worker synthesises it
-(the first long module asks for the demo points); the harness modules stay together, as their
-cluster is one package fixture."""
+systems run and scored). The four that need no demo run while another worker synthesises it
+(the first long module asks for the demo points): ``test_ray_demo``, asked for before the
+demo was there, waited for it for over a minute of a fresh run with its worker idle (profiled
+at 63d3852). The harness modules stay together, as their cluster is one package fixture."""
 
 SHARED_WORKER = dict.fromkeys(RAY_MODULES, "ray")
 """Modules whose tests share one worker beyond their own module: every test that starts or joins
@@ -85,10 +86,11 @@ WAITING_LANES = (
     ),
 )
 """Modules that mostly wait on real-time streams, marked ``waiting``: ``make test`` runs each
-lane in a pytest of its own beside the workers, from the start, at a priority above theirs
-(tools/run-tests). On a worker they held it while the cores had time to spare. As one lane they
-took 500 s on 2 cores and ended 100 s after the workers, with the cores mostly idle; split into
-two lanes of about 250 s each (as measured on a fresh clone). Each lane runs the modules that
+lane in a pytest of its own beside the workers, from their first collection, at a priority
+above theirs (tools/run-tests). On a worker they held it while the cores had time to spare. As
+one lane they took 500 s on 2 cores and ended 100 s after the workers, with the cores mostly
+idle; split into two lanes of about 250 s each (as measured on a fresh clone). Each lane runs
+the modules that
 need the demo points last (``hosted_pushback``, ``audio_history``, ``livekit``): the workers
 build them in the first two to three minutes, while the lanes fill the cores the corpus's
 synthesis leaves idle."""
@@ -145,6 +147,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 f"{item.nodeid} is marked alone but {module} is not in ALONE_MODULES "
                 "(tests/conftest.py): make test would run it nowhere"
             )
+
+
+COLLECTED = "collected"
+"""The mark a pytest-xdist worker leaves in ``PMC_TEST_SHARED`` once it has collected the suite."""
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Mark, for ``make test``'s lanes (tools/run-tests), that a worker has collected the suite.
+
+    Its imports compiled every module the suite imports (pmc's, the tests', the packages') and
+    wrote the bytecode beside them; a lane started after the mark reads that, where one started
+    beside the workers compiled the same modules again (about 5 CPU-seconds in a fresh clone).
+    """
+    shared = os.environ.get(SHARED_ENV)
+    if shared and os.environ.get("PYTEST_XDIST_WORKER"):
+        (Path(shared) / COLLECTED).touch()
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
