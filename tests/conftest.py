@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from pmc.cpu import long_slices
 from tests.shared import SHARED_ENV, built_once
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
@@ -20,13 +19,6 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     # they read COLUMNS when they print, as in a serial run (tests set it where width matters).
     os.environ.pop("COLUMNS", None)
     os.environ.pop("LINES", None)
-
-if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get(SHARED_ENV):
-    # make test's workers mostly compute, several to a core: long scheduler slices spare them
-    # the cache refills of being switched out every 1.4 ms (pmc.cpu). Their real-time parts (a
-    # run's streams, the fakes and servers the tests start) run on the default slice, which
-    # preempts them; the lanes beside them keep the default slice throughout.
-    long_slices()
 
 _real_connect = socket.socket.connect
 

@@ -1,7 +1,6 @@
-"""pmc.cpu: long scheduler slices for a computing process and what it starts.
+"""pmc.cpu: a computing process's long scheduler slices, kept by the processes it starts.
 
-And the default slice for a block of real-time work (and what it starts) inside it. Run in a
-child process (under ``nice``), so that the test's own process keeps its slices.
+Run in a child process (under ``nice``), so that the test's own process keeps its slices.
 """
 
 from __future__ import annotations
@@ -16,17 +15,12 @@ from pmc.cpu import LONG_SLICE_NS
 
 CHILD = """
 import os, subprocess, sys
-from pmc.cpu import default_slices, long_slices
-def sched():
-    return subprocess.run(["cat", "/proc/self/sched"], capture_output=True, text=True).stdout
+from pmc.cpu import long_slices
 granted = long_slices()
-grandchild = sched()
-with default_slices():
-    inside = open("/proc/self/sched").read()
-    started_inside = sched()
+grandchild = subprocess.run(["cat", "/proc/self/sched"], capture_output=True, text=True).stdout
 print(granted, os.getpriority(os.PRIO_PROCESS, 0))
-for text in (open("/proc/self/sched").read(), grandchild, inside, started_inside):
-    print(text)
+print(open("/proc/self/sched").read())
+print(grandchild)
 """
 
 
@@ -55,11 +49,7 @@ def test_the_slice_is_granted_to_the_process_and_its_children_and_its_niceness_k
     linux = sys.platform.startswith("linux")
     if linux and _kernel() >= (6, 12) and platform.machine() in KNOWN_MACHINES:
         assert granted == "True"
-        # the process's and its child's; then, in the block, the process's and its child's
-        # on the default slice (the kernel's own, shorter); the process's long one again after
-        default = slices[2]
-        assert default < LONG_SLICE_NS
-        assert slices == [LONG_SLICE_NS, LONG_SLICE_NS, default, default]
+        assert slices == [LONG_SLICE_NS, LONG_SLICE_NS]  # the process's and its child's
     else:  # an older kernel takes the request and ignores it; elsewhere nothing is asked
         assert granted in ("True", "False")
         assert all(s < LONG_SLICE_NS for s in slices)

@@ -17,8 +17,6 @@ import os
 import platform
 import struct
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 LONG_SLICE_NS = 100_000_000
 """The longest slice Linux grants a process under the normal policy (100 ms)."""
@@ -32,45 +30,12 @@ two utilisation clamps."""
 _SCHED_OTHER = 0
 
 
-_asked_ns = 0
-"""The slice this process asked for (0: the default)."""
-
-
 def long_slices(slice_ns: int = LONG_SLICE_NS) -> bool:
-    """Ask for ``slice_ns`` slices for this thread and what it starts; whether it was granted.
+    """Ask for ``slice_ns`` slices for this process and those it starts; whether it was granted.
 
-    For processes that only compute (scoring, calibration and demo-building workers), asked
-    before they start their threads. Elsewhere (another system, an older kernel, which takes the
-    request and ignores it, or an unknown machine) nothing changes.
-    """
-    global _asked_ns
-    granted = _set_slice(slice_ns)
-    if granted:
-        _asked_ns = slice_ns
-    return granted
-
-
-@contextmanager
-def default_slices() -> Iterator[None]:
-    """The default slice for this thread, and what it starts, until the block ends.
-
-    For real-time work (a stream, a server a test starts) in a process that asked for long
-    slices: a wake-up on the default slice preempts the long-sliced work beside it.
-    """
-    asked = _asked_ns
-    if asked:
-        _set_slice(0)
-    try:
-        yield
-    finally:
-        if asked:
-            _set_slice(asked)
-
-
-def _set_slice(slice_ns: int) -> bool:
-    """``sched_setattr`` for this thread: the normal policy, its niceness, ``slice_ns``.
-
-    A slice of 0 is the scheduler's default.
+    For processes that only compute (scoring, calibration and demo-building workers). Elsewhere
+    (another system, an older kernel, which takes the request and ignores it, or an unknown
+    machine) nothing changes.
     """
     number = _SCHED_SETATTR.get(platform.machine())
     if not sys.platform.startswith("linux") or number is None:
@@ -85,4 +50,4 @@ def _set_slice(slice_ns: int) -> bool:
         return False
 
 
-__all__ = ["LONG_SLICE_NS", "default_slices", "long_slices"]
+__all__ = ["LONG_SLICE_NS", "long_slices"]
