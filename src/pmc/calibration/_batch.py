@@ -15,7 +15,6 @@ from pmc.calibration._decode import DecoderLoader, WindowDecoder, decode_track, 
 from pmc.calibration._label import TrackLabels, label_windows
 from pmc.calibration._settings import LabelSettings
 from pmc.calibration._tracks import TrackKey, read_track
-from pmc.cpu import long_slices
 from pmc.errors import InputError, PmcError, Problem
 from pmc.harness import PLAYED_FILE
 from pmc.progress import Start
@@ -104,9 +103,8 @@ _worker_decoder: WindowDecoder | None = None
 
 
 def _init_worker(load: DecoderLoader, asr: str, threads: int) -> None:
-    """Load the decoder once per worker process, which only computes (long slices: pmc.cpu)."""
+    """Load the decoder once per worker process."""
     global _worker_decoder
-    long_slices()
     _worker_decoder = load(asr, threads)
 
 
