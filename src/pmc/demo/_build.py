@@ -135,24 +135,23 @@ def build_demo(
         if on_progress:
             on_progress(conv.script_path.stem)
 
+    # Parsed here, so that a script's error names its file and line from this process.
+    scripts_of = {conv.interaction: parse_script(conv.script_path) for conv in todo}
     processes = min(workers or os.cpu_count() or 1, len(todo))
     if processes <= 1:
         for conv in todo:
-            keep(conv, _build_one(out, conv, parse_script(conv.script_path)))
+            keep(conv, _build_one(out, conv, scripts_of[conv.interaction]))
         return convs
     # Spawned, not forked: the parent may hold threads (a progress bar, a model's) that a fork
     # would copy half-way.
     spawn = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(processes, mp_context=spawn) as pool:
-        futures = {pool.submit(_build_path, out, conv): conv for conv in todo}
+        futures = {
+            pool.submit(_build_one, out, conv, scripts_of[conv.interaction]): conv for conv in todo
+        }
         for future in as_completed(futures):
             keep(futures[future], future.result())
     return convs
-
-
-def _build_path(out: Path, conv: DemoConversation) -> dict[str, str]:
-    """:func:`_build_one` for a worker process: the script is parsed there."""
-    return _build_one(out, conv, parse_script(conv.script_path))
 
 
 def _intact(out: Path, files: dict[str, str]) -> bool:
