@@ -14,6 +14,7 @@ from pmc.gate import OnsetRule
 from pmc.harness import SCORES_DIR, ProtocolParams, RunSettings, run_rollouts, runs_dir
 from pmc.points import PointKind, read_points
 from pmc.scoring import (
+    WORDS_ENV,
     WORKER_ENV,
     PauseOutcome,
     Score,
@@ -44,7 +45,10 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     cards = [find_card(n, SYSTEMS) for n in NAMES]
     run_rollouts(workdir, cards, RunSettings("r", params=ProtocolParams(cap_s=CAP_S)))
     path = runs_dir(workdir) / "r"
-    run_scoring(path, FAST, workers=1)
+    # Its words kept in a folder of its own, for the test that reads them from another pool.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(WORDS_ENV, str(workdir / "words"))
+        run_scoring(path, FAST, workers=1)
     return path
 
 
@@ -144,6 +148,31 @@ def test_a_second_pass_with_the_same_recogniser_keeps_its_workers(
         assert {key: environ.get(key) for key in WORKER_ENV} == WORKER_ENV
     close_scoring_pool()
     assert not children() & passes[0]
+
+
+def test_words_kept_in_a_named_folder_outlive_the_pool_and_serve_the_next(
+    run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Programs that name one ``PMC_WORDS_DIR`` recognise each distinct clip once between them.
+
+    The run was scored with its words kept in such a folder; a new pool's workers (as another
+    program's would) read every clip's words from it and write none again, and the scores are
+    the same bytes.
+    """
+    words = run.parent.parent / "words"
+    kept = {p.name: p.stat().st_mtime_ns for p in words.iterdir()}
+    assert kept and all(name.endswith(".json") for name in kept)
+    shutil.copytree(run.parent.parent, tmp_path / "w", ignore=shutil.ignore_patterns("words"))
+    copy = tmp_path / "w" / run.relative_to(run.parent.parent)
+    made = {p.relative_to(run): p.read_bytes() for p in (run / "scores").rglob("*") if p.is_file()}
+    monkeypatch.setenv(WORDS_ENV, str(words))
+    close_scoring_pool()
+    shutil.rmtree(copy / "scores")
+    run_scoring(copy, FAST, workers=1)
+    close_scoring_pool()
+    found = (copy / "scores").rglob("*")
+    assert {p.relative_to(copy): p.read_bytes() for p in found if p.is_file()} == made
+    assert {p.name: p.stat().st_mtime_ns for p in words.iterdir()} == kept
 
 
 def test_two_settings_in_turn_keep_both_pools_and_a_third_closes_the_older(

@@ -7,6 +7,7 @@ The Scoring issue's target: at least 10x real time on 2 cores with Whisper base 
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from dataclasses import asdict, dataclass
@@ -16,7 +17,7 @@ from typing import Any
 import soundfile as sf
 
 from pmc.harness import PLAYED_FILE, RolloutState, Run, RunSettings, run_rollouts, runs_dir
-from pmc.scoring import ScoreSettings, run_scoring
+from pmc.scoring import WORDS_ENV, ScoreSettings, run_scoring
 from pmc.systems import find_card
 from pmc.testing.points import write_points
 
@@ -48,6 +49,16 @@ def bench_score(
     asr: str, workers: int, systems_dir: Path | None = None, rollouts: int = 2
 ) -> ScoreBench:
     """Make a small run and time scoring it from nothing."""
+    # From nothing: not from the words other programs kept in a shared folder.
+    shared = os.environ.pop(WORDS_ENV, None)
+    try:
+        return _bench_score(asr, workers, systems_dir, rollouts)
+    finally:
+        if shared is not None:
+            os.environ[WORDS_ENV] = shared
+
+
+def _bench_score(asr: str, workers: int, systems_dir: Path | None, rollouts: int) -> ScoreBench:
     with tempfile.TemporaryDirectory(prefix="pmc-bench-score-") as tmp:
         workdir = Path(tmp)
         write_points(workdir)

@@ -13,7 +13,7 @@ from pmc.scoring._embed import model_path as embedding_model_path
 from pmc.scoring._evidence import Evidence, TalkStretch, evidence, talk_stretches
 from pmc.scoring._memo import RememberingTranscriber, clip_digest
 from pmc.scoring._metrics import PauseOutcome, PauseScore, ReplyScore, pause_score, reply_score
-from pmc.scoring._pool import close_scoring_pool
+from pmc.scoring._pool import WORDS_ENV, close_scoring_pool
 from pmc.scoring._recall_judge import RecallItem, RecallJudgeError, RecallVerdict, judge_recall
 from pmc.scoring._rollout import score_rollout
 from pmc.scoring._stage import (
@@ -61,6 +61,7 @@ __all__ = [
     "METRICS_VERSION",
     "PROVENANCE_SUFFIX",
     "SCORE_SCHEMA_VERSION",
+    "WORDS_ENV",
     "WORKER_ENV",
     "YIELD_QUIET_S",
     "YIELD_WINDOW_S",

@@ -5,16 +5,19 @@ the embedder loaded), so a program that scores more than once (a notebook, a scr
 several runs, the test suite) keeps its workers, and the words they heard
 (:mod:`pmc.scoring._memo`), for as long as it asks for the same recogniser and number of
 workers. Up to :data:`KEEP_POOLS` pools are kept, the one used longest ago closed first; the
-program's exit closes them.
+program's exit closes them. Where :data:`WORDS_ENV` names a folder, every pool's workers keep
+the words there instead, for every process that names the same folder, and leave them.
 """
 
 from __future__ import annotations
 
 import atexit
 import multiprocessing
+import os
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 from pmc.scoring._worker import init_worker, worker_env
 
@@ -24,13 +27,20 @@ class _Kept:
     asr: str
     workers: int
     pool: ProcessPoolExecutor
-    memo: tempfile.TemporaryDirectory[str]
+    memo: tempfile.TemporaryDirectory[str] | None
+    """The pool's own folder of words, removed with it (None: :data:`WORDS_ENV`'s, kept)."""
 
 
 KEEP_POOLS = 2
 """Pools kept at once: a program that alternates two settings (a notebook comparing two
 recognisers, the test suite's one and two workers) keeps both, for the idle workers' memory
 (each holds its models, a few hundred MB); a third setting closes the one used longest ago."""
+
+WORDS_ENV = "PMC_WORDS_DIR"
+"""A folder where local scoring workers keep the words of every clip they recognised, shared by
+every process that names it and left there (docs/architecture.md "Metrics"): for several programs
+that score the same clips in one environment, as the test suite's processes do. Unset: each
+pool has a temporary folder of its own."""
 
 _kept: list[_Kept] = []
 """The kept pools, the most recently used first."""
@@ -50,11 +60,16 @@ def scoring_pool(asr: str, workers: int) -> ProcessPoolExecutor:
             return kept.pool
     while len(_kept) >= KEEP_POOLS:
         _close(_kept.pop())
-    memo = tempfile.TemporaryDirectory(prefix="pmc-words-")
+    memo, folder = None, os.environ.get(WORDS_ENV, "")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+    else:
+        memo = tempfile.TemporaryDirectory(prefix="pmc-words-")
+        folder = memo.name
     spawn = multiprocessing.get_context("spawn")
     with worker_env():
         pool = ProcessPoolExecutor(
-            workers, mp_context=spawn, initializer=init_worker, initargs=(asr, memo.name)
+            workers, mp_context=spawn, initializer=init_worker, initargs=(asr, folder)
         )
         for _ in range(workers):  # one submission with none idle starts one process
             pool.submit(_ready)
@@ -70,7 +85,8 @@ def close_scoring_pool() -> None:
 
 def _close(kept: _Kept) -> None:
     kept.pool.shutdown(wait=True, cancel_futures=True)
-    kept.memo.cleanup()
+    if kept.memo is not None:
+        kept.memo.cleanup()
 
 
 def _ready() -> None:
