@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from pmc.cpu import long_slices
 from tests.shared import SHARED_ENV, built_once
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
@@ -19,6 +20,13 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     # they read COLUMNS when they print, as in a serial run (tests set it where width matters).
     os.environ.pop("COLUMNS", None)
     os.environ.pop("LINES", None)
+
+if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get(SHARED_ENV):
+    # make test's workers mostly compute, several to a core: long scheduler slices spare them
+    # the cache refills of being switched out every 1.4 ms (pmc.cpu). Their real-time parts (a
+    # run's streams, the fakes and servers the tests start) run on the default slice, which
+    # preempts them; the lanes beside them keep the default slice throughout.
+    long_slices()
 
 _real_connect = socket.socket.connect
 
@@ -72,7 +80,6 @@ WAITING_LANES = (
         "tests/harness/test_passing_failures.py",
         "tests/systems/test_semantic_eagerness.py",
         "tests/harness/test_network_real_clock.py",
-        "tests/systems/test_hosted_pushback.py",
     ),
     (
         "tests/harness/test_stage.py",
@@ -81,19 +88,18 @@ WAITING_LANES = (
         "tests/systems/test_vllm_omni.py",
         "tests/systems/test_hosted_keys.py",
         "tests/systems/test_hosted_faults.py",
+        "tests/systems/test_hosted_pushback.py",
         "tests/systems/test_audio_history.py",
-        "tests/systems/test_livekit.py",
     ),
 )
 """Modules that mostly wait on real-time streams, marked ``waiting``: ``make test`` runs each
 lane in a pytest of its own beside the workers, from their first collection, at a priority
 above theirs (tools/run-tests). On a worker they held it while the cores had time to spare. As
 one lane they took 500 s on 2 cores and ended 100 s after the workers, with the cores mostly
-idle; split into two lanes of about 250 s each (as measured on a fresh clone). Each lane runs
-the modules that
-need the demo points last (``hosted_pushback``, ``audio_history``, ``livekit``): the workers
-build them in the first two to three minutes, while the lanes fill the cores the corpus's
-synthesis leaves idle."""
+idle; split into two lanes of about 250 s each (as measured on a fresh clone), then about 230 s
+once LiveKit's module ran alone. The modules that need the demo points (``hosted_pushback``,
+``audio_history``) run last in the second lane: the workers build them in the first two to
+three minutes, while the lanes fill the cores the corpus's synthesis leaves idle."""
 
 WAITING_MODULES = tuple(m for lane in WAITING_LANES for m in lane)
 
@@ -101,6 +107,7 @@ ALONE_MODULES = (
     "tests/harness/test_known_timing.py",
     "tests/harness/test_ray_timing.py",
     "tests/systems/test_pipecat_bot.py",
+    "tests/systems/test_livekit.py",
 )
 """Every module with tests marked ``alone`` (each module marks them and says why): ``make test``
 runs these modules in their pytest of their own, so a test marked ``alone`` elsewhere would run

@@ -26,7 +26,8 @@ from pathlib import Path
 LAYERS: tuple[frozenset[str], ...] = (
     # Shared modules under every stage.
     frozenset(
-        {"", "errors", "progress", "io", "clock", "audio", "gate", "table", "registry", "cluster"}
+        {"", "errors", "progress", "io", "clock", "cpu", "audio", "gate", "table", "registry"}
+        | {"cluster"}
         | {"asr", "tts", "llm", "models", "provenance", "conditions"}
     ),
     frozenset({"duplex_server"}),  # the full-duplex server; its wire format is shared with clients

@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
+from pmc.cpu import default_slices
+
 NS_PER_S = 1_000_000_000
 T = TypeVar("T")
 
@@ -210,14 +212,17 @@ def responsive_interpreter() -> Iterator[None]:
 
     The thread switch interval is shortened, and every object alive at the start is frozen out
     of garbage collection: a full collection over them took 20-25 ms at 64 streams, which made
-    1% of frames late (``pmc bench harness``).
+    1% of frames late (``pmc bench harness``). The streams run on the scheduler's default slice
+    even in a process that asked for long ones (:func:`pmc.cpu.default_slices`), and so do the
+    systems' processes started meanwhile.
     """
     previous = sys.getswitchinterval()
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     gc.collect()
     gc.freeze()
     try:
-        yield
+        with default_slices():
+            yield
     finally:
         gc.unfreeze()
         sys.setswitchinterval(previous)

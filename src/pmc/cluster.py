@@ -13,6 +13,7 @@ import tempfile
 from types import ModuleType
 from typing import Any
 
+from pmc.cpu import default_slices
 from pmc.errors import PmcError
 
 INSTALL_HINT = "--ray needs Ray: pip install 'pmc[ray]'"
@@ -69,12 +70,15 @@ def connect(address: str | None = AUTO, num_cpus: int | None = None) -> ModuleTy
         except ConnectionError:
             address = None  # no cluster here: start one
     if address is None:
-        ray.init(
-            num_cpus=num_cpus or os.cpu_count() or 1,
-            object_store_memory=LOCAL_OBJECT_STORE_BYTES,
-            _temp_dir=temp_dir(),
-            **options,
-        )
+        # Ray's processes (its workers stream rollouts) run on the scheduler's default slice,
+        # whatever this process asked for (pmc.cpu).
+        with default_slices():
+            ray.init(
+                num_cpus=num_cpus or os.cpu_count() or 1,
+                object_store_memory=LOCAL_OBJECT_STORE_BYTES,
+                _temp_dir=temp_dir(),
+                **options,
+            )
         return ray
     try:
         ray.init(address=address, **options)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pmc import cluster
+from pmc.cpu import default_slices
 
 STORE_BYTES = 200 * 2**20
 """Each node's object store (Ray's default claims 30% of the machine's memory per node)."""
@@ -83,13 +84,14 @@ class TwoNodes:
 
     def add_node(self, **options: Any) -> Any:
         """A node of one CPU (``options`` override), its processes noted."""
-        node = self.nodes.add_node(
-            **{
-                "num_cpus": 1,
-                "object_store_memory": STORE_BYTES,
-                **options,
-            }
-        )
+        with default_slices():
+            node = self.nodes.add_node(
+                **{
+                    "num_cpus": 1,
+                    "object_store_memory": STORE_BYTES,
+                    **options,
+                }
+            )
         self._note(node)
         return node
 
@@ -135,7 +137,8 @@ def two_nodes() -> Iterator[TwoNodes]:
             "temp_dir": temp,
             "include_dashboard": False,
         }
-        started = TwoNodes(Cluster(initialize_head=True, head_node_args=head))
+        with default_slices():  # Ray's processes stream rollouts: the default slice (pmc.cpu)
+            started = TwoNodes(Cluster(initialize_head=True, head_node_args=head))
         try:
             started._note(started.nodes.head_node)
             started.add_node()

@@ -15,6 +15,7 @@ from pmc.calibration._decode import DecoderLoader, WindowDecoder, decode_track, 
 from pmc.calibration._label import TrackLabels, label_windows
 from pmc.calibration._settings import LabelSettings
 from pmc.calibration._tracks import TrackKey, read_track
+from pmc.cpu import long_slices
 from pmc.errors import InputError, PmcError, Problem
 from pmc.harness import PLAYED_FILE
 from pmc.progress import Start
@@ -103,8 +104,9 @@ _worker_decoder: WindowDecoder | None = None
 
 
 def _init_worker(load: DecoderLoader, asr: str, threads: int) -> None:
-    """Load the decoder once per worker process."""
+    """Load the decoder once per worker process, which only computes (long slices: pmc.cpu)."""
     global _worker_decoder
+    long_slices()
     _worker_decoder = load(asr, threads)
 
 

@@ -26,6 +26,7 @@ from pmc import audio, io
 from pmc.corpus import SEAMLESS_TRANSCRIPT_KEY as TRANSCRIPT_KEY
 from pmc.corpus import SEAMLESS_VAD_KEY as VAD_KEY
 from pmc.corpus import Channel, Word, activity_from_words
+from pmc.cpu import long_slices
 from pmc.demo._script import Script, parse_script
 from pmc.demo._timeline import (
     GROUND_TRUTH_SCHEMA_VERSION,
@@ -145,7 +146,7 @@ def build_demo(
     # Spawned, not forked: the parent may hold threads (a progress bar, a model's) that a fork
     # would copy half-way.
     spawn = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(processes, mp_context=spawn) as pool:
+    with ProcessPoolExecutor(processes, mp_context=spawn, initializer=long_slices) as pool:
         futures = {
             pool.submit(_build_one, out, conv, scripts_of[conv.interaction]): conv for conv in todo
         }

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from pmc import cluster
+from pmc.cpu import default_slices
 from pmc.duplex_server._launch import server_env, server_python
 from pmc.duplex_server._pool import (
     POOL_NAMESPACE,
@@ -97,7 +98,7 @@ def _spawn(argv: list[str], log: Path) -> subprocess.Popen[bytes]:
     Called on the replica's event-loop thread, which lives as long as the actor:
     PR_SET_PDEATHSIG fires when the thread that started the child ends, not its process.
     """
-    with log.open("wb") as sink:
+    with log.open("wb") as sink, default_slices():  # a real-time server
         return subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT, env=server_env())
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from pmc.asr import Transcriber, create_transcriber, faster_whisper
+from pmc.cpu import long_slices
 from pmc.points import Point
 from pmc.scoring._embed import embedder
 from pmc.scoring._memo import RememberingTranscriber
@@ -38,8 +39,10 @@ def init_worker(asr: str, memo: str | None = None) -> None:
     """Load the recogniser and the embedder once per worker process.
 
     The recogniser hears each distinct clip once (:mod:`pmc.scoring._memo`); ``memo`` is a folder
-    where the workers of one pool share what they heard.
+    where the workers of one pool share what they heard. A worker only computes, so it asks
+    for long scheduler slices (:func:`pmc.cpu.long_slices`).
     """
+    long_slices()
     WORKER["asr"] = RememberingTranscriber(_transcriber(asr, 1), Path(memo) if memo else None)
     WORKER["embed"] = embedder()
 

@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from pmc.cpu import default_slices
+
 
 @dataclass
 class Child:
@@ -34,12 +36,13 @@ def serve_in_child(module: str, spec: str, timeout_s: float) -> Iterator[Child]:
 
     ``timeout_s`` bounds both its start (until it prints its URL) and its stop.
     """
-    process = subprocess.Popen(
-        [sys.executable, "-m", module, spec],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    with default_slices():  # a real-time fake, whatever slices the test asked for
+        process = subprocess.Popen(
+            [sys.executable, "-m", module, spec],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
     stdin, stdout = process.stdin, process.stdout
     if stdin is None or stdout is None:  # never: both pipes were asked for
         raise RuntimeError("no pipes to the fake's process")

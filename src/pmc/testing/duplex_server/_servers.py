@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from pmc.cpu import default_slices
 from pmc.errors import PmcError
 from pmc.testing.duplex_server._env import (
     HOST,
@@ -36,12 +37,13 @@ class Served:
 def _subprocess_server(args: list[str], port: int, log: Path) -> Iterator[Served]:
     """Start ``args`` in the duplex environment; yield once ``port`` accepts connections."""
     with log.open("wb") as sink:
-        process = subprocess.Popen(
-            [str(duplex_python()), *args],
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            env=os.environ | SERVER_ENV,
-        )
+        with default_slices():  # a real-time server, whatever slices the test asked for
+            process = subprocess.Popen(
+                [str(duplex_python()), *args],
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                env=os.environ | SERVER_ENV,
+            )
         try:
             deadline = time.monotonic() + START_TIMEOUT_S
             while True:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from pmc.cpu import default_slices
+
 
 class Wire(StrEnum):
     """Which serializer a call speaks: the route it connects to."""
@@ -64,7 +66,8 @@ def pipecat_bot(log: Path, port: int | None = None) -> Iterator[RunningBot]:
     """
     port = port or free_port()
     command = [sys.executable, "-m", "pmc.testing.pipecat_bot", "--port", str(port)]
-    process = subprocess.Popen([*command, "--log", str(log)])
+    with default_slices():  # a real-time bot, whatever slices the test asked for
+        process = subprocess.Popen([*command, "--log", str(log)])
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
         while not _listening(port):
