@@ -149,9 +149,7 @@ class WebsocketAdapter(SystemAdapter):
             except ConnectionClosed as exc:
                 resumed = await self.reconnect(exc)
                 if resumed is None:
-                    code = exc.rcvd.code if exc.rcvd is not None else None
-                    retry = PASSING_CLOSE.get(code) if code is not None else None
-                    self._inbox.put_nowait(self.fail(f"connection lost ({exc})", retry))
+                    self._inbox.put_nowait(self.fail(f"connection lost ({exc})", _passing(exc)))
                     return
                 ws = resumed
 
@@ -166,7 +164,9 @@ class WebsocketAdapter(SystemAdapter):
         try:
             await self._ws.send(message)
         except ConnectionClosed as exc:
-            raise self.fail(f"{lost} ({exc})") from None
+            # The close's own reason: a send can meet a server's "going away" close before the
+            # reader has handed over the message that announced it.
+            raise self.fail(f"{lost} ({exc})", _passing(exc)) from None
 
     def emit(self, kind: EventKind, **fields: Any) -> None:
         """Record something the adapter itself did (a request it sent, a wait), stamped now."""
@@ -227,3 +227,8 @@ def retry_after(value: str | None) -> float | None:
     except ValueError:
         return None
     return seconds if seconds >= 0 else None
+
+
+def _passing(closed: ConnectionClosed) -> RetryReason | None:
+    """The retry reason of the close the server sent (:data:`PASSING_CLOSE`), if it sent one."""
+    return PASSING_CLOSE.get(closed.rcvd.code) if closed.rcvd is not None else None
