@@ -12,6 +12,8 @@ import pytest
 from pmc.clock import NS_PER_S, SWITCH_INTERVAL_S, RealClock, VirtualClock, responsive_interpreter
 from pmc.harness import (
     LATE_BOUND_MS,
+    FrameTiming,
+    TimingAudit,
     audit,
     frame_ns,
     stream_frames,
@@ -161,3 +163,15 @@ def test_a_stalled_streaming_loop_is_marked_late() -> None:
     report = audit(timings)
     assert report.late
     assert report.lateness_max_ms >= 40.0
+
+
+def test_a_request_sent_late_marks_the_rollout_late_as_a_frame_would() -> None:
+    # Frames on time, but a request the adapter scheduled itself (Grok's after its settle) went
+    # out 25 ms late: that is input to the system too, and adds to the latency measured.
+    timings = [FrameTiming(i, i * 20_000_000, i * 20_000_000) for i in range(10)]
+    report = audit(timings, requests_late_ms=[3.0, 25.0])
+    assert report.lateness_max_ms == 0.0
+    assert report.request_late_max_ms == 25.0
+    assert report.late
+    assert not audit(timings, requests_late_ms=[19.0]).late
+    assert TimingAudit.from_dict(report.to_dict()) == report

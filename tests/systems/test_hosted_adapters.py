@@ -358,6 +358,10 @@ def test_grok_waits_for_committed_plus_half_a_second_and_records_the_wait(
         assert wait["committed"] is True and wait["settle_ms"] == 500
         assert wait["commit_to_committed_ms"] >= COMMIT_DELAY_MS
         assert wait["commit_to_request_ms"] >= COMMIT_DELAY_MS + 500
+        # Whatever the request took past its settle is counted as late input (rounding: 3 µs).
+        excess = wait["commit_to_request_ms"] - wait["commit_to_committed_ms"] - 500
+        assert wait["late_ms"] == pytest.approx(max(excess, 0.0), abs=0.003), pid
+        assert trace["audit"]["request_late_max_ms"] == wait["late_ms"], pid
         (answer,) = record.answers
         assert not answer.text_only  # the request came after the commit was processed
         assert answer.requested_s - answer.turn_end_s >= (COMMIT_DELAY_MS + 500) / 1000 - 0.005

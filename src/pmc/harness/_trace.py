@@ -24,7 +24,7 @@ from pmc.harness._playback import Chunk, Played, reconstruct
 from pmc.harness._record import ProtocolRecord
 from pmc.harness._streamer import FrameTiming
 from pmc.io import schema_version
-from pmc.systems import EventKind, SystemEvent
+from pmc.systems import LATE_MS, EventKind, SystemEvent
 
 TRACE_SCHEMA_VERSION = 1
 
@@ -197,11 +197,19 @@ class TraceRecorder:
             t0_ns,
             tuple(inputs),
             tuple(self._records),
-            audit(inputs, played.backlog_max_ms, bound_ms),
+            audit(inputs, played.backlog_max_ms, bound_ms, self.requests_late_ms()),
             card,
             protocol,
         )
         return trace, played
+
+    def requests_late_ms(self) -> list[float]:
+        """How late each message the adapter scheduled itself went out (its signals say)."""
+        return [
+            float(r.detail[LATE_MS])
+            for r in self._records
+            if r.kind is EventKind.SIGNAL and LATE_MS in r.detail
+        ]
 
     def raw_audio(self) -> FloatArray:
         """All output audio back to back, as received."""

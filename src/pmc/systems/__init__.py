@@ -20,6 +20,7 @@ from pmc.systems import _websocket_pcm as _websocket_pcm  # registers raw PCM ov
 from pmc.systems._adapter import (
     ADAPTER_GROUP,
     ADAPTERS,
+    LATE_MS,
     UNKNOWN_SIGNAL,
     AdapterFactory,
     EventKind,
@@ -82,6 +83,7 @@ __all__ = [
     "ADAPTERS",
     "ADAPTER_GROUP",
     "CARD_SCHEMA_VERSION",
+    "LATE_MS",
     "MAX_MESSAGE_BYTES",
     "OPEN_TIMEOUT_S",
     "PROTOCOL_PARAMS",

@@ -95,6 +95,11 @@ class TransportError(PmcError):
 UNKNOWN_SIGNAL = "pmc.unknown"
 """The ``type`` of a signal that keeps a message, or part of one, the adapter does not know."""
 
+LATE_MS = "late_ms"
+"""A signal's detail key: how long after its due instant a message the adapter scheduled itself
+went out (Grok's request after its settle), in ms. It is input to the system, so the rollout's
+timing audit counts it as it counts a late frame."""
+
 
 def playback_cut(at_ns: int, playing_until_ns: int, reason: str) -> SystemEvent | None:
     """A client stopping its playback at ``at_ns``: an interruption, None if all had played.
