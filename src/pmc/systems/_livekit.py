@@ -31,9 +31,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
-import soxr
 
-from pmc.audio import FloatArray, to_pcm16
+from pmc.audio import FloatArray, resample, to_pcm16
 from pmc.clock import NS_PER_S, Clock
 from pmc.errors import PmcError
 from pmc.systems._adapter import (
@@ -128,8 +127,6 @@ class LiveKitConsole(SystemAdapter):
         self._log = tempfile.TemporaryFile()  # noqa: SIM115 - the agent's log, closed in close()
         self._inbox: asyncio.Queue[SystemEvent | TransportError | None] = asyncio.Queue()
         self._listening = asyncio.Event()
-        self._up = soxr.ResampleStream(card.sample_rate, WIRE_RATE, 1, dtype="float32")
-        self._down = soxr.ResampleStream(WIRE_RATE, card.sample_rate, 1, dtype="float32")
         self._playing_until_ns = 0
         self._segment_unplayed = False
         """Audio of the current reply received and not yet cut: a clear now is a barge-in."""
@@ -229,10 +226,13 @@ class LiveKitConsole(SystemAdapter):
             raise self._fail(f"connection lost while sending ({exc})") from None
 
     async def send_frame(self, samples: FloatArray) -> None:
-        """One frame as the console's microphone: 16-bit PCM at 48 kHz."""
-        wide = np.asarray(self._up.resample_chunk(samples), dtype=np.float32)
-        if not len(wide):
-            return
+        """One frame as the console's microphone: 16-bit PCM at 48 kHz.
+
+        Resampled frame by frame (as :class:`~pmc.systems._twilio.TwilioMediaStreams` does): a
+        streaming resampler holds input back and releases it in bursts, so the agent would hear
+        each frame tens of ms after its deadline.
+        """
+        wide = resample(samples, self.card.sample_rate, WIRE_RATE)
         pcm = to_pcm16(wide).astype("<i2", copy=False)
         frame = self._pb.AgentSessionMessage.ConsoleIO.AudioFrame(
             data=pcm.tobytes(), sample_rate=WIRE_RATE, num_channels=1, samples_per_channel=len(pcm)
@@ -294,7 +294,9 @@ class LiveKitConsole(SystemAdapter):
         wide = pcm.astype(np.float32) / 32768.0
         if rate != WIRE_RATE:
             raise self._fail(f"agent audio at {rate} Hz on the {WIRE_RATE} Hz console wire")
-        samples = np.asarray(self._down.resample_chunk(wide), dtype=np.float32)
+        # Per frame, not streamed: soxr's stream released a reply's first frames only with a
+        # later frame (blocks of about 830 samples), stamping its onset as late as that frame.
+        samples = resample(wide, rate, self.card.sample_rate)
         if not len(samples):
             return []
         start = max(arrival_ns, self._playing_until_ns)

@@ -151,13 +151,16 @@ def record_replies(path: str) -> None:
     (``PMC_LIVEKIT_RECORD``, for tests) is the moment the reply left the agent, taken just
     before the write: the system-wide monotonic clock's nanoseconds, which pmc's stamps read too
     (a wall-clock time, converted afterwards, drifted by more than a millisecond over a run),
-    with the console address that names the rollout.
+    with the console address and this process's id, which together name the rollout: pmc's
+    port is handed out again once a rollout is done, while its agent may still be shutting down
+    (and writing).
     """
     from livekit.agents.voice import remote_session
 
     transport = remote_session.TcpSessionTransport
     handed_on = transport.send_message_threadsafe
     addr = sys.argv[sys.argv.index("--connect-addr") + 1] if "--connect-addr" in sys.argv else ""
+    pid = os.getpid()  # the job runs in this process (the console's thread executor)
     starts = [True]  # the next audio frame starts a reply
 
     def send(self: Any, message: Any) -> None:
@@ -175,7 +178,8 @@ def record_replies(path: str) -> None:
             at = time.monotonic_ns()
             writer.write(payload)
             with open(path, "a", encoding="utf-8") as out:
-                out.write(json.dumps({"addr": addr, "first_audio_written_ns": at}) + "\n")
+                record = {"addr": addr, "pid": pid, "first_audio_written_ns": at}
+                out.write(json.dumps(record) + "\n")
 
         self._loop.call_soon_threadsafe(write)
 
