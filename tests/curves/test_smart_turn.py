@@ -56,6 +56,15 @@ def trace_times(trace: dict[str, Any]) -> tuple[list[float], list[float], list[f
     return [d - m for d, m in zip(decided, model, strict=True)], started, stopped
 
 
+def inference_s(trace: dict[str, Any]) -> list[float]:
+    """Each Smart Turn verdict's inference time in the card's run, in order (seconds)."""
+    return [
+        float(o["detail"]["inference_ms"]) / 1000
+        for o in trace["outputs"]
+        if o["detail"].get("type") == "smart_turn"
+    ]
+
+
 @pytest.fixture(scope="module")
 def ordinary(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The two Smart Turn cards run the ordinary way on the test points."""
@@ -81,8 +90,16 @@ def test_the_replay_ends_each_turn_where_the_card_did(ordinary: Path, name: str)
         live = live_for(points_dir(ordinary), point)
         frames = heard_pcm(live, card, stop_s - len(live) / card.sample_rate + 1.0)
         states = replayer.vad_states(frames, setting.vad_stop_s)
+        # Each verdict takes the inference time the card's run recorded for it: measured again,
+        # on a loaded machine it differed enough to change which branch either took.
         replies = replayer.replay(
-            frames, states, FRAME_S, setting.threshold, reply, adapter_params(card).interruptions
+            frames,
+            states,
+            FRAME_S,
+            setting.threshold,
+            reply,
+            adapter_params(card).interruptions,
+            model_s=inference_s(trace),
         )
         timed = [
             (r, m) for r, m in zip(replies, replayer.model_s, strict=True) if r.decided_s < stop_s

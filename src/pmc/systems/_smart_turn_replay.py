@@ -16,7 +16,7 @@ import hashlib
 import math
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,6 +108,7 @@ class SmartTurnReplayer:
         self._judged: dict[bytes, tuple[float, float]] = {}
         self._threshold = SMART_TURN_THRESHOLD
         self._spent_s = 0.0
+        self._script: Iterator[float] | None = None
         self._turn._predict_endpoint = self._predict
         self.model_s: list[float] = []
         """For each reply of the last :meth:`replay`, the model time its decision waited (0 for
@@ -120,6 +121,8 @@ class SmartTurnReplayer:
             probability = float(self._model(audio)["probability"])
             self._judged[key] = (probability, time.perf_counter() - started)
         probability, self._spent_s = self._judged[key]
+        if self._script is not None:
+            self._spent_s = next(self._script, self._spent_s)
         return {"prediction": int(probability > self._threshold), "probability": probability}
 
     @property
@@ -148,13 +151,18 @@ class SmartTurnReplayer:
         threshold: float,
         reply: ReplyShape,
         interruptions: bool = True,
+        model_s: Sequence[float] | None = None,
     ) -> list[ReplayedReply]:
         """Every turn end and reply of one stream, as :class:`SmartTurnCascade` makes them.
 
         Frame ``i`` arrives at ``(i + 1) * frame_s``; a verdict holds the listener for the
         model's inference time, and frames that arrived meanwhile are heard after it, as the
-        card's queue does on a virtual clock.
+        card's queue does on a virtual clock. ``model_s`` gives each verdict's inference time in
+        order, as a run recorded them (its ``inference_ms``), in place of this replay's own:
+        the card's run and the replay then take the same branches however loaded each machine
+        was (a verdict 0.45 s slow put a reply's start after the barge-in that stopped it).
         """
+        self._script = None if model_s is None else iter(model_s)  # only replays predict
         self._threshold = threshold
         start_secs = self._vad_params.get("start_secs", self._modules["vad"].VADParams().start_secs)
         turn, vad_state = self._turn, self._modules["vad"].VADState
