@@ -106,7 +106,8 @@ class ListenerSession:
         session_id: Its number, in the order sessions opened.
         seed: The ``seed`` query parameter the client sent (PersonaPlex's; the rollout's seed),
             if any: which rollout the session was.
-        frames: Input frames received (1920 samples each), as many output frames sent.
+        frames: Input frames received (1920 samples each), each answered by an output frame
+            while the client was still there.
         origin_ns: The stream's origin on the fake's monotonic clock: the earliest of each
             frame's arrival less the audio received by then, as the hosted fakes estimate it
             (module :mod:`pmc.testing.hosted._session`). On one machine the harness's clock is

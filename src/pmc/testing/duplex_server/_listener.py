@@ -102,6 +102,7 @@ class ListeningMoshi:
         # handshake, and an origin estimated from the first frames alone would move the grid.
         grid_ns = time.monotonic_ns()
         queued_ns = grid_ns  # where a client's playback of the frames sent so far ends
+        out = _Outbox(ws)
         try:
             async for message in ws:
                 arrival = time.monotonic_ns()
@@ -112,7 +113,8 @@ class ListeningMoshi:
                 origin = arrival - received * NS_PER_S // SAMPLE_RATE
                 if record.origin_ns is None or origin < record.origin_ns:
                     record.origin_ns = origin
-                for event in endpointer.push(pcm):
+                heard = endpointer.push(pcm) if out.open else []  # once closed, it only counts
+                for event in heard:
                     record.speech.append((event.change.value, event.at / SAMPLE_RATE))
                     if event.change is Change.STOPPED and saying is None:
                         heard_end = (event.at / SAMPLE_RATE, event.decided / SAMPLE_RATE)
@@ -125,6 +127,9 @@ class ListeningMoshi:
                 pending = np.concatenate([pending, pcm])
                 while len(pending) >= FRAME_SAMPLES:
                     pending = pending[FRAME_SAMPLES:]
+                    if not out.open:  # counted, never heard or answered: nobody is listening
+                        record.frames += 1
+                        continue
                     starting = None
                     if heard_end is not None and saying is None:
                         offset = draws.randrange(FRAME_SAMPLES)
@@ -150,11 +155,10 @@ class ListeningMoshi:
                         starting.sent_ns, starting.played_ns = sent_ns, play_ns
                     if spoken is not None:
                         _played(*spoken, play_ns)
-                    if page:
+                    if page and await out.send(bytes([Kind.AUDIO]) + page):
                         record.sent_ns.append(sent_ns)
-                        await ws.send(bytes([Kind.AUDIO]) + page)
                     if text:
-                        await ws.send(bytes([Kind.TEXT]) + text.encode())
+                        await out.send(bytes([Kind.TEXT]) + text.encode())
         except ConnectionClosed:
             pass
         finally:
@@ -171,6 +175,28 @@ class ListeningMoshi:
         async with serve(self._session, HOST, 0, compression=None) as server:
             port = next(iter(server.sockets)).getsockname()[1]
             yield f"ws://{HOST}:{port}/api/chat"
+
+
+class _Outbox:
+    """A session's sending side: once the client has closed, nothing more is sent.
+
+    Its input may still hold frames the client sent before it closed (a fake held off the
+    processor falls behind); the session goes on reading them, so that it counts every frame
+    the client sent, but answers none of them.
+    """
+
+    def __init__(self, ws: ServerConnection) -> None:
+        self._ws = ws
+        self.open = True
+
+    async def send(self, message: bytes) -> bool:
+        """Send ``message`` while the connection is open; whether it went."""
+        if self.open:
+            try:
+                await self._ws.send(message)
+            except ConnectionClosed:
+                self.open = False
+        return self.open
 
 
 def _stop_after(saying: _Saying, heard: int, yield_ms: float, origin_ns: int | None) -> None:
