@@ -16,37 +16,32 @@ from pmc.duplex_server import FRAME_SAMPLES, SAMPLE_RATE, Kind
 from pmc.testing.duplex_server import ListeningMoshi
 
 FRAMES = 12
-"""Sent at once: the fake answers one every 80 ms, so it is about a second behind at the end."""
+"""Sent at once: the fake answers one every 80 ms, so it is about a second behind at the end.
+They decode to exactly this many frames (the codec keeps nothing back at 24 kHz)."""
 
 
-async def _session(url: str, read_answers: bool) -> int:
-    """Send :data:`FRAMES` frames of quiet; read every answer, or close at once. Answers read."""
+async def _send_and_close(url: str) -> None:
+    """Send :data:`FRAMES` frames of quiet and close at once, reading no answer."""
     import sphn
 
     writer = sphn.OpusStreamWriter(SAMPLE_RATE)
-    answers = 0
+    quiet = np.zeros(FRAME_SAMPLES, np.float32)
     async with connect(url, compression=None) as ws:
         assert await ws.recv() == bytes([Kind.HANDSHAKE])
-        quiet = np.zeros(FRAME_SAMPLES, np.float32)
-        pages = [bytes(writer.append_pcm(quiet)) for _ in range(FRAMES)]
-        for page in filter(None, pages):
-            await ws.send(bytes([Kind.AUDIO]) + page)
-        while read_answers and answers < sum(map(bool, pages)) - 1:
-            answers += (await ws.recv())[:1] == bytes([Kind.AUDIO])
-    return answers
+        for _ in range(FRAMES):
+            await ws.send(bytes([Kind.AUDIO]) + bytes(writer.append_pcm(quiet)))
 
 
-async def _both() -> tuple[ListeningMoshi, list[int]]:
-    """Two sessions, one after the other; the server's exit waits for both handlers to end."""
+async def _serve_one() -> ListeningMoshi:
+    """One session; the server's exit waits for its handler to end."""
     fake = ListeningMoshi()
     async with fake.running() as url:
-        read = [await _session(url, read_answers=True), await _session(url, read_answers=False)]
-    return fake, read
+        await _send_and_close(url)
+    return fake
 
 
 def test_a_client_that_closes_early_has_every_frame_counted() -> None:
-    fake, read = asyncio.run(_both())
-    waited, closed = fake.sessions
-    assert read[1] == 0 and read[0] > 0
-    assert closed.frames == waited.frames > 0, (closed.frames, waited.frames)
-    assert len(closed.sent_ns) < len(waited.sent_ns), "the second client closed before its answers"
+    (session,) = asyncio.run(_serve_one()).sessions
+    # Whether the fake fell behind or kept up, it heard every frame (the fake that stopped
+    # reading when its send failed counted 1 of the 12 here).
+    assert session.frames == FRAMES
